@@ -1,0 +1,324 @@
+"""Noise-contrastive objectives shared by every sknce estimator.
+
+Every function takes scores batched over ``(batch,)`` for positives and
+``(batch, K)`` for negatives, returns a loss to *minimise* (the papers state
+objectives to maximise; we negate them) and is written with ``softplus`` and
+``logsumexp`` so that scores of magnitude 1e4 give finite losses and gradients.
+
+Accidental hits (a sampled negative equal to the positive) are removed by
+setting the negative's score to ``-inf`` with
+:func:`sknce.noise.remove_accidental_hits`; every loss here treats a ``-inf``
+negative score as an absent negative.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+__all__ = [
+    "binary_nce",
+    "k_negative",
+    "negative_sampling",
+    "pair_logistic",
+    "ranking_nce",
+    "self_normalization_penalty",
+]
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+def _reduce(loss: torch.Tensor, reduction: str) -> torch.Tensor:
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "none":
+        return loss
+    raise ValueError(f"reduction must be one of {_REDUCTIONS}, got {reduction!r}.")
+
+
+def _check_pos_neg(pos_scores: torch.Tensor, neg_scores: torch.Tensor) -> None:
+    if pos_scores.dim() != 1 or neg_scores.dim() != 2:
+        raise ValueError(
+            "Expected positive scores of shape (batch,) and negative scores of shape "
+            f"(batch, K); got {tuple(pos_scores.shape)} and {tuple(neg_scores.shape)}."
+        )
+    if pos_scores.shape[0] != neg_scores.shape[0]:
+        raise ValueError(
+            f"Positive and negative scores disagree on the batch size: "
+            f"{pos_scores.shape[0]} != {neg_scores.shape[0]}."
+        )
+
+
+def _corrected(scores: torch.Tensor, log_noise: torch.Tensor | None) -> torch.Tensor:
+    """Return s̄ = s − log p_N(y), leaving ``-inf`` (removed) scores at ``-inf``."""
+    if log_noise is None:
+        return scores
+    return scores - log_noise
+
+
+def ranking_nce(
+    pos_scores: torch.Tensor,
+    neg_scores: torch.Tensor,
+    pos_log_noise: torch.Tensor | None = None,
+    neg_log_noise: torch.Tensor | None = None,
+    *,
+    reduction: str = "mean",
+) -> torch.Tensor:
+    r"""Ranking NCE loss, minus :math:`L_R^n` of Ma & Collins (2018), Figure 1.
+
+    .. math::
+
+        \ell_R = -\log \frac{\exp \bar s(x, y_0)}{\sum_{k=0}^{K} \exp \bar s(x, y_k)},
+        \qquad \bar s(x, y) = s(x, y) - \log p_N(y),
+
+    where :math:`y_0` is the true label and :math:`y_1 .. y_K` are drawn from
+    :math:`p_N`. Consistent whenever the model family contains the truth
+    (their Assumption 2.1, Theorem 4.2), whatever the partition function.
+
+    Parameters
+    ----------
+    pos_scores : Tensor of shape (batch,)
+        Scores :math:`s(x, y_0)` of the true labels.
+    neg_scores : Tensor of shape (batch, K)
+        Scores of the sampled negatives; ``-inf`` marks a removed negative.
+    pos_log_noise, neg_log_noise : Tensor or None, default=None
+        :math:`\log p_N` of the positives and negatives. ``None`` skips the
+        correction (the InfoNCE / sampled-softmax-without-correction form).
+    reduction : {"mean", "sum", "none"}, default="mean"
+
+    Returns
+    -------
+    Tensor
+        The loss, reduced over the batch.
+    """
+    _check_pos_neg(pos_scores, neg_scores)
+    pos = _corrected(pos_scores, pos_log_noise)
+    neg = _corrected(neg_scores, neg_log_noise)
+    logits = torch.cat([pos.unsqueeze(1), neg], dim=1)
+    loss = torch.logsumexp(logits, dim=1) - pos
+    return _reduce(loss, reduction)
+
+
+def binary_nce(
+    pos_scores: torch.Tensor,
+    neg_scores: torch.Tensor,
+    pos_log_noise: torch.Tensor | None = None,
+    neg_log_noise: torch.Tensor | None = None,
+    gamma: torch.Tensor | float = 0.0,
+    *,
+    reduction: str = "mean",
+) -> torch.Tensor:
+    r"""Binary NCE loss, minus :math:`L_B^n` of Ma & Collins (2018), Figure 1.
+
+    .. math::
+
+        \ell_B = -\log g(x, y_0) - \sum_{k=1}^{K} \log\bigl(1 - g(x, y_k)\bigr),
+        \qquad g(x, y) = \frac{\exp(\bar s(x, y) - \gamma)}{\exp(\bar s(x, y) - \gamma) + K},
+
+    computed as :math:`\operatorname{softplus}(-a_0) + \sum_k \operatorname{softplus}(a_k)`
+    with :math:`a = \bar s - \gamma - \log K`. :math:`\gamma` estimates the log
+    partition function, which this objective assumes constant in :math:`x`
+    (their Assumption 2.2); without it the estimator is inconsistent (Section 4.3).
+
+    Parameters
+    ----------
+    pos_scores : Tensor of shape (batch,)
+    neg_scores : Tensor of shape (batch, K)
+        ``-inf`` marks a removed negative.
+    pos_log_noise, neg_log_noise : Tensor or None, default=None
+        :math:`\log p_N` of positives and negatives; ``None`` skips the correction.
+    gamma : float or Tensor broadcastable to (batch,), default=0.0
+        The (learned) log-normaliser :math:`\gamma`.
+    reduction : {"mean", "sum", "none"}, default="mean"
+
+    Returns
+    -------
+    Tensor
+    """
+    _check_pos_neg(pos_scores, neg_scores)
+    log_k = math.log(neg_scores.shape[1])
+    neg_gamma = gamma.reshape(-1, 1) if torch.is_tensor(gamma) else gamma
+    pos = _corrected(pos_scores, pos_log_noise) - gamma - log_k
+    neg = _corrected(neg_scores, neg_log_noise) - neg_gamma - log_k
+    loss = F.softplus(-pos) + F.softplus(neg).sum(dim=1)
+    return _reduce(loss, reduction)
+
+
+def negative_sampling(
+    pos_scores: torch.Tensor, neg_scores: torch.Tensor, *, reduction: str = "mean"
+) -> torch.Tensor:
+    r"""Negative-sampling loss of Mikolov et al. (2013), word2vec's objective.
+
+    .. math::
+
+        \ell_{NS} = -\log \sigma(s(x, y_0)) - \sum_{k=1}^{K} \log \sigma(-s(x, y_k)),
+
+    which is :func:`binary_nce` with :math:`K p_N(y)\, e^{\gamma} \equiv 1`: the
+    noise correction dropped, as Ma & Collins (2018, Section 1) describe.
+
+    Parameters
+    ----------
+    pos_scores : Tensor of shape (batch,)
+    neg_scores : Tensor of shape (batch, K)
+        ``-inf`` marks a removed negative.
+    reduction : {"mean", "sum", "none"}, default="mean"
+
+    Returns
+    -------
+    Tensor
+    """
+    _check_pos_neg(pos_scores, neg_scores)
+    loss = F.softplus(-pos_scores) + F.softplus(neg_scores).sum(dim=1)
+    return _reduce(loss, reduction)
+
+
+def pair_logistic(
+    scores: torch.Tensor, labels: torch.Tensor, *, reduction: str = "mean"
+) -> torch.Tensor:
+    r"""Logistic loss on scored pairs, Tosh et al. (2021), Eq. (1).
+
+    .. math::
+
+        \ell(f; x^{(1)}, x^{(2)}, y) = \log\bigl(1 + \exp(-(2y - 1)\, f(x^{(1)}, x^{(2)}))\bigr),
+
+    for a pair labelled :math:`y = 1` when both halves come from one document and
+    :math:`y = 0` otherwise. Its minimiser is the log-odds
+    :math:`f^\star = \log \frac{P(y=1 \mid x^{(1)}, x^{(2)})}{P(y=0 \mid x^{(1)}, x^{(2)})}`.
+
+    Parameters
+    ----------
+    scores : Tensor of shape (batch,)
+        :math:`f(x^{(1)}, x^{(2)})`.
+    labels : Tensor of shape (batch,)
+        1 for a positive pair, 0 for a negative pair.
+    reduction : {"mean", "sum", "none"}, default="mean"
+
+    Returns
+    -------
+    Tensor
+    """
+    if scores.shape != labels.shape:
+        raise ValueError(
+            f"scores and labels must have the same shape, got {tuple(scores.shape)} "
+            f"and {tuple(labels.shape)}."
+        )
+    signs = 2.0 * labels.to(scores.dtype) - 1.0
+    return _reduce(F.softplus(-signs * scores), reduction)
+
+
+def k_negative(
+    anchor: torch.Tensor,
+    positive: torch.Tensor,
+    negatives: torch.Tensor,
+    *,
+    loss: str = "logistic",
+    beta: float = 1.0,
+    negative_mask: torch.Tensor | None = None,
+    reduction: str = "mean",
+) -> torch.Tensor:
+    r"""NCE loss with k negatives, Awasthi et al. (2022), Definition 2.1.
+
+    With :math:`v_i = f(x)^\top\bigl(f(x^+) - f(x^-_i)\bigr)`, :math:`i = 1..k`,
+
+    .. math::
+
+        \ell^{\beta}_{\log}(v) = \log\Bigl(1 + \sum_{i=1}^{k} e^{-\beta v_i}\Bigr), \qquad
+        \ell^{\beta}_{\text{hinge}}(v) = \max\bigl\{0, \max_i\, (1 - \beta v_i)\bigr\}.
+
+    Parameters
+    ----------
+    anchor : Tensor of shape (batch, d)
+        :math:`f(x)`.
+    positive : Tensor of shape (batch, d)
+        :math:`f(x^+)`.
+    negatives : Tensor of shape (batch, k, d)
+        :math:`f(x^-_i)`.
+    loss : {"logistic", "hinge"}, default="logistic"
+    beta : float, default=1.0
+        Inverse temperature :math:`\beta`.
+    negative_mask : bool Tensor of shape (batch, k) or None, default=None
+        ``False`` drops a negative (e.g. one of the anchor's own class).
+    reduction : {"mean", "sum", "none"}, default="mean"
+
+    Returns
+    -------
+    Tensor
+    """
+    if anchor.dim() != 2 or positive.shape != anchor.shape:
+        raise ValueError(
+            "anchor and positive must both have shape (batch, d); got "
+            f"{tuple(anchor.shape)} and {tuple(positive.shape)}."
+        )
+    if negatives.dim() != 3 or negatives.shape[0] != anchor.shape[0]:
+        raise ValueError(
+            f"negatives must have shape (batch, k, d) = ({anchor.shape[0]}, k, "
+            f"{anchor.shape[1]}); got {tuple(negatives.shape)}."
+        )
+    if negatives.shape[2] != anchor.shape[1]:
+        raise ValueError(
+            f"negatives have dimension {negatives.shape[2]} but anchor has {anchor.shape[1]}."
+        )
+    pos_sim = (anchor * positive).sum(dim=1, keepdim=True)
+    neg_sim = torch.einsum("bd,bkd->bk", anchor, negatives)
+    margins = beta * (pos_sim - neg_sim)
+    if loss == "logistic":
+        # log(1 + Σ exp(-βv)) = logsumexp over [0, -βv_1, ..., -βv_k]
+        terms = -margins
+        if negative_mask is not None:
+            terms = terms.masked_fill(~negative_mask, float("-inf"))
+        zeros = torch.zeros_like(terms[:, :1])
+        values = torch.logsumexp(torch.cat([zeros, terms], dim=1), dim=1)
+    elif loss == "hinge":
+        terms = 1.0 - margins
+        if negative_mask is not None:
+            terms = terms.masked_fill(~negative_mask, float("-inf"))
+        values = torch.clamp(terms.max(dim=1).values, min=0.0)
+    else:
+        raise ValueError(f"loss must be 'logistic' or 'hinge', got {loss!r}.")
+    return _reduce(values, reduction)
+
+
+def self_normalization_penalty(
+    noise_scores: torch.Tensor,
+    noise_log_noise: torch.Tensor | None = None,
+    alpha: float = 1.0,
+    *,
+    reduction: str = "mean",
+) -> torch.Tensor:
+    r"""Self-normalisation regulariser of Ma & Collins (2018), Section 5.2.
+
+    .. math::
+
+        \alpha \Bigl(\log \frac{1}{m} \sum_{j=1}^{m} \exp \bar s(x, \tilde y_j)\Bigr)^2
+        \approx \alpha \bigl(\log Z(x)\bigr)^2,
+        \qquad \tilde y_j \sim p_N,
+
+    an importance-sampling estimate of :math:`\log Z(x)` pushed towards 0, so that
+    :math:`\exp s(x, y)` is (approximately) normalised.
+
+    Parameters
+    ----------
+    noise_scores : Tensor of shape (batch, m)
+        Scores :math:`s(x, \tilde y_j)` of m labels drawn from the noise.
+    noise_log_noise : Tensor of shape (batch, m) or None, default=None
+        :math:`\log p_N(\tilde y_j)`; ``None`` means uniform noise over the
+        labels, for which the caller must add :math:`\log |\mathcal{Y}|` itself.
+    alpha : float, default=1.0
+        Weight :math:`\alpha` of the penalty.
+    reduction : {"mean", "sum", "none"}, default="mean"
+
+    Returns
+    -------
+    Tensor
+    """
+    if noise_scores.dim() != 2:
+        raise ValueError(
+            f"noise_scores must have shape (batch, m), got {tuple(noise_scores.shape)}."
+        )
+    corrected = _corrected(noise_scores, noise_log_noise)
+    log_z = torch.logsumexp(corrected, dim=1) - math.log(noise_scores.shape[1])
+    return _reduce(alpha * log_z.square(), reduction)

@@ -1,0 +1,9 @@
+"""Torch modules of sknce: generic building blocks here, family scorers beside them.
+
+Estimators import modules from this package; nothing in it knows about
+scikit-learn or skorch.
+"""
+
+from sknce.nn._mlp import MLP, InputLinear
+
+__all__ = ["MLP", "InputLinear"]
