@@ -47,7 +47,9 @@ REGISTRY: dict[str, Entry] = {
         dict(n_components=4, hidden_layer_sizes=(8,), max_epochs=2, random_state=0), "counts"
     ),
     # words (Bose & Cao)
-    "ACEWord2Vec": Entry(dict(n_components=8, min_count=1, max_epochs=1, random_state=0), "tokens"),
+    "ACEWord2Vec": Entry(
+        dict(n_components=8, min_count=1, max_epochs=1, random_state=0), "tokens"
+    ),
     # conditional (Ma & Collins)
     "ConditionalNCEClassifier": Entry(
         dict(n_negatives=4, hidden_layer_sizes=(8,), max_epochs=5, random_state=0),
