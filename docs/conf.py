@@ -30,7 +30,7 @@ autodoc_default_options = {"members": True, "inherited-members": False}
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 templates_path = ["_templates"]
-exclude_patterns = ["_build", "generated/*.examples"]
+exclude_patterns = ["_build", "examples", "generated/*.examples", "sg_execution_times.rst"]
 
 intersphinx_mapping = {}
 
