@@ -1,0 +1,75 @@
+"""Sparse batching and the generic torch modules."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import torch
+
+from sknce._data import BatchDataset, as_csr_or_dense, passthrough_collate, rows_to_tensor
+from sknce.nn import MLP, InputLinear
+
+
+@pytest.fixture
+def counts():
+    rng = np.random.default_rng(0)
+    return (rng.random((20, 30)) < 0.2) * rng.integers(1, 5, size=(20, 30))
+
+
+def test_sparse_rows_match_dense_rows(counts):
+    X_sparse = as_csr_or_dense(sp.csr_matrix(counts))
+    X_dense = as_csr_or_dense(counts)
+    rows = np.array([3, 0, 17, 3])
+    sparse_t = rows_to_tensor(X_sparse, rows)
+    assert sparse_t.is_sparse
+    np.testing.assert_array_equal(sparse_t.to_dense().numpy(), counts[rows])
+    np.testing.assert_array_equal(rows_to_tensor(X_dense, rows).numpy(), counts[rows])
+
+
+def test_as_csr_canonicalises_without_touching_the_input():
+    X = sp.csr_matrix((np.array([1.0, 2.0]), np.array([1, 1]), np.array([0, 2])), shape=(1, 3))
+    assert not X.has_canonical_format
+    out = as_csr_or_dense(X)
+    assert out.has_canonical_format and out[0, 1] == 3.0
+    assert X.nnz == 2  # the caller's matrix keeps its duplicates
+    assert isinstance(as_csr_or_dense(sp.coo_array(np.eye(2))), sp.csr_matrix)
+
+
+def test_read_only_input_becomes_writeable():
+    X = np.ones((3, 2))
+    X.setflags(write=False)
+    assert as_csr_or_dense(X).flags.writeable
+
+
+@pytest.mark.parametrize("hidden", [(), (7,), (7, 5)])
+def test_mlp_sparse_and_dense_inputs_agree(counts, hidden):
+    torch.manual_seed(0)
+    mlp = MLP(30, hidden, 4).eval()
+    X = as_csr_or_dense(sp.csr_matrix(counts))
+    with torch.no_grad():
+        a = mlp(rows_to_tensor(X, slice(None)))
+        b = mlp(torch.as_tensor(counts, dtype=torch.float32))
+    torch.testing.assert_close(a, b)
+    n_linear = sum(isinstance(m, (torch.nn.Linear, InputLinear)) for m in mlp.modules())
+    assert n_linear == len(hidden) + 1
+
+
+def test_mlp_output_is_independent_of_the_batch(counts):
+    mlp = MLP(30, (8,), 3).eval()
+    X = torch.as_tensor(counts, dtype=torch.float32)
+    with torch.no_grad():
+        torch.testing.assert_close(mlp(X)[:5], mlp(X[:5]))
+
+
+def test_batch_dataset_builds_whole_batches():
+    calls = []
+
+    def make_batch(idx):
+        calls.append(list(idx))
+        return {"i": torch.as_tensor(idx)}, None
+
+    loader = torch.utils.data.DataLoader(
+        BatchDataset(10, make_batch), batch_size=4, collate_fn=passthrough_collate
+    )
+    batches = [b[0]["i"].tolist() for b in loader]
+    assert batches == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+    assert calls == batches
