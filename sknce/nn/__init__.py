@@ -7,3 +7,4 @@ scikit-learn or skorch.
 from sknce.nn._mlp import MLP, InputLinear
 
 __all__ = ["MLP", "InputLinear"]
+from sknce.nn._conditional import *  # noqa: E402, F403 (conditional NCE scorers)
