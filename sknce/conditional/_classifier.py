@@ -92,7 +92,9 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         :math:`s(x, y) = x^\top\theta_y + b_y` of Section 5.1.
     embedding_dim : int or None, default=None
         Width of :math:`h(x)` and :math:`e_y`. ``None``: ``n_features_in_`` when
-        ``hidden_layer_sizes=()``, else 64.
+        ``hidden_layer_sizes=()`` (the identity encoder, which densifies one batch
+        of a sparse ``X`` at a time: give an ``embedding_dim`` for wide sparse
+        input), else 64.
     label_bias : bool, default=True
         Learn the label bias :math:`b_y`.
     remove_accidental_hits : bool, default=False
