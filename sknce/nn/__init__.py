@@ -8,3 +8,4 @@ from sknce.nn._mlp import MLP, InputLinear
 
 __all__ = ["MLP", "InputLinear"]
 from sknce.nn._conditional import *  # noqa: E402, F403 (conditional NCE scorers)
+from sknce.nn._documents import *  # noqa: E402, F403 (document-pair scorers)

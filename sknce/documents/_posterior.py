@@ -1,0 +1,110 @@
+"""Topic posteriors from a landmark embedding with single-word landmarks (Tosh et al., §6.1)."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils.validation import check_is_fitted
+
+__all__ = ["project_simplex", "recover_topic_posterior"]
+
+
+def project_simplex(V: np.ndarray) -> np.ndarray:
+    """Euclidean projection of each row of ``V`` onto the probability simplex.
+
+    The sort-based algorithm of Held, Wolfe and Crowder (1974), also in Duchi et
+    al. (2008), Figure 1: ``O(K log K)`` per row.
+
+    Parameters
+    ----------
+    V : ndarray of shape (n_samples, K)
+
+    Returns
+    -------
+    ndarray of shape (n_samples, K)
+        Rows are non-negative and sum to one.
+    """
+    V = np.atleast_2d(np.asarray(V, dtype=np.float64))
+    n, k = V.shape
+    U = -np.sort(-V, axis=1)
+    css = np.cumsum(U, axis=1) - 1.0
+    ind = np.arange(1, k + 1)
+    rho = np.count_nonzero(U - css / ind > 0, axis=1)
+    theta = css[np.arange(n), rho - 1] / rho
+    return np.maximum(V - theta[:, None], 0.0)
+
+
+def recover_topic_posterior(embedder, X, topics, word_probs) -> np.ndarray:
+    r"""Estimate the topic posterior :math:`E[w \mid x]` of documents (Section 6.1).
+
+    For a :class:`~sknce.LandmarkNCEEmbedder` fitted with single-word landmarks
+    :math:`l_1, \dots, l_M` (``landmarks="words"``, best with ``split="word"``),
+    the embedding :math:`\hat\varphi(x)_i = \exp \hat f(x, l_i)` estimates
+    :math:`g^\star(x, l_i) = \sum_k E[w_k \mid x]\, O(l_i \mid k) / P(l_i)`, i.e.
+    :math:`\varphi = L\, E[w \mid x]` with :math:`L_{ik} = O(l_i \mid k)/P(l_i)`. This
+    function computes :math:`\hat\eta(x) = L^\dagger \hat\varphi(x)` and projects it
+    in :math:`\ell_2` onto the probability simplex.
+
+    With ``n_negatives = k`` negatives per positive the learned log-odds are
+    :math:`\log g^\star - \log k`; the embedding is multiplied by ``k`` first.
+
+    Parameters
+    ----------
+    embedder : LandmarkNCEEmbedder
+        Fitted, with single-word landmarks.
+    X : {array-like, sparse matrix} of shape (n_documents, n_words)
+        Word counts of the documents.
+    topics : array-like of shape (n_topics, n_words)
+        The topics :math:`O(\cdot \mid k)`, rows summing to one (e.g. ``corpus.topics``
+        of :func:`~sknce.datasets.make_topic_corpus`).
+    word_probs : array-like of shape (n_words,)
+        The marginal :math:`P(\text{word})` (e.g. ``corpus.word_probs``).
+
+    Returns
+    -------
+    ndarray of shape (n_documents, n_topics)
+        Estimated topic vectors on the simplex.
+
+    References
+    ----------
+    .. [1] C. Tosh, A. Krishnamurthy and D. Hsu, "Contrastive estimation reveals topic
+       posterior information to linear models", JMLR 22(281), 2021. Section 6.1,
+       Eq. (3) and Theorem 2.
+
+    Examples
+    --------
+    >>> from sknce import LandmarkNCEEmbedder
+    >>> from sknce.datasets import make_topic_corpus
+    >>> from sknce.documents import recover_topic_posterior
+    >>> corpus = make_topic_corpus(400, n_topics=3, n_words=30, topics="block",
+    ...                            doc_topics="single", random_state=0)
+    >>> emb = LandmarkNCEEmbedder(n_landmarks=30, landmarks="words", split="word",
+    ...                           hidden_layer_sizes=(32,), max_epochs=10,
+    ...                           random_state=0).fit(corpus.X)
+    >>> eta = recover_topic_posterior(emb, corpus.X, corpus.topics, corpus.word_probs)
+    >>> eta.shape
+    (400, 3)
+    """
+    check_is_fitted(embedder, "landmarks_")
+    landmarks = sp.csr_matrix(embedder.landmarks_)
+    lengths = np.asarray(landmarks.sum(axis=1)).ravel()
+    if landmarks.nnz != landmarks.shape[0] or not np.allclose(lengths, 1.0):
+        raise ValueError(
+            "recover_topic_posterior needs single-word landmarks (each landmark one token "
+            "of one word); fit the embedder with landmarks='words' (Section 6.1)."
+        )
+    topics = np.asarray(topics, dtype=np.float64)
+    word_probs = np.asarray(word_probs, dtype=np.float64).ravel()
+    n_words = landmarks.shape[1]
+    if topics.ndim != 2 or topics.shape[1] != n_words or word_probs.shape != (n_words,):
+        raise ValueError(
+            f"topics must have shape (n_topics, {n_words}) and word_probs shape ({n_words},) "
+            f"to match the embedder's vocabulary; got {topics.shape} and {word_probs.shape}."
+        )
+    words = landmarks.indices[landmarks.indptr[:-1]]  # one entry per row
+    if np.any(word_probs[words] <= 0):
+        raise ValueError("word_probs must be positive at every landmark word.")
+    L = topics[:, words].T / word_probs[words, None]  # (M, K)
+    phi = embedder.transform(X).astype(np.float64) * getattr(embedder, "n_negatives", 1)
+    eta = phi @ np.linalg.pinv(L).T
+    return project_simplex(eta)

@@ -1,0 +1,190 @@
+"""LandmarkNCEEmbedder and DirectNCEEmbedder: planted topics, scoring, input handling."""
+
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import torch
+from sklearn.linear_model import LogisticRegression
+
+from sknce import DirectNCEEmbedder, LandmarkNCEEmbedder
+from sknce.datasets import make_topic_corpus
+from sknce.documents import project_simplex, recover_topic_posterior
+from sknce.documents._split import normalize_bags
+
+FAST = dict(hidden_layer_sizes=(32,), batch_size=64, lr=3e-3, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return make_topic_corpus(
+        1200, n_topics=4, n_words=40, topics="block", beta=0.1, mean_length=30, random_state=0
+    )
+
+
+@pytest.fixture(scope="module")
+def word_landmarks(corpus):
+    return LandmarkNCEEmbedder(
+        n_landmarks=80,
+        landmarks="words",
+        split="word",
+        max_epochs=25,
+        early_stopping=False,
+        **FAST,
+    ).fit(corpus.X)
+
+
+def test_recover_planted_topics_from_word_landmarks(corpus, word_landmarks):
+    eta = recover_topic_posterior(word_landmarks, corpus.X, corpus.topics, corpus.word_probs)
+    np.testing.assert_allclose(eta.sum(1), 1.0)
+    top = (eta.argmax(1) == corpus.posterior_mean.argmax(1)).mean()
+    l2 = np.linalg.norm(eta - corpus.posterior_mean, axis=1).mean()
+    uniform = np.linalg.norm(0.25 - corpus.posterior_mean, axis=1).mean()
+    assert top > 0.85  # chance: 0.25
+    assert l2 < 0.5 * uniform
+
+
+@pytest.mark.parametrize("cls", [LandmarkNCEEmbedder, DirectNCEEmbedder])
+def test_linear_probe_on_few_labels_finds_the_topic(corpus, cls):
+    params = {"n_landmarks": 50} if cls is LandmarkNCEEmbedder else {"n_components": 8}
+    emb = cls(max_epochs=15, early_stopping=False, **params, **FAST).fit(corpus.X[:1000])
+    Z = emb.transform(corpus.X)
+    labelled = np.concatenate([np.flatnonzero(corpus.target[:1000] == k)[:10] for k in range(4)])
+    clf = LogisticRegression(max_iter=2000).fit(Z[labelled], corpus.target[labelled])
+    assert clf.score(Z[1000:], corpus.target[1000:]) > 0.75  # chance: 0.25
+
+
+@pytest.mark.parametrize("cls", [LandmarkNCEEmbedder, DirectNCEEmbedder])
+def test_score_improves_with_training(corpus, cls):
+    X = corpus.X[:600]
+    short = cls(max_epochs=1, early_stopping=False, **FAST).fit(X)
+    long = cls(max_epochs=12, early_stopping=False, **FAST).fit(X)
+    assert long.score(X) > short.score(X) + 0.05
+    assert long.score(X) > -np.log(2)  # better than a constant classifier
+    assert long.score(X) == long.score(X)  # fixed pairs: deterministic
+    assert long.history_[-1]["train_loss"] < long.history_[0]["train_loss"]
+
+
+def test_early_stopping_on_held_out_contrastive_loss(corpus):
+    emb = DirectNCEEmbedder(
+        max_epochs=40, patience=2, validation_fraction=0.2, n_components=4, **{**FAST, "lr": 0.05}
+    ).fit(corpus.X[:400])
+    valid = [row["valid_loss"] for row in emb.history_]
+    assert all(np.isfinite(valid)) and emb.n_iter_ <= 40
+
+
+def test_landmark_transform_matches_naive_pair_evaluation(word_landmarks, corpus):
+    X = corpus.X[:7]
+    fast = word_landmarks.transform(X)
+    scorer = word_landmarks.net_.module_.scorer
+    x = torch.as_tensor(normalize_bags(X, "tf").toarray())
+    lm = torch.as_tensor(normalize_bags(word_landmarks.landmarks_, "tf").toarray())
+    with torch.no_grad():
+        naive = np.stack(
+            [
+                [
+                    float(
+                        torch.exp(
+                            scorer.combine(scorer.left(x[i : i + 1]), scorer.right(lm[j : j + 1]))
+                        )
+                    )
+                    for j in range(lm.shape[0])
+                ]
+                for i in range(x.shape[0])
+            ]
+        )
+    np.testing.assert_allclose(fast, naive, rtol=1e-4)
+
+
+@pytest.mark.parametrize("cls", [LandmarkNCEEmbedder, DirectNCEEmbedder])
+def test_transform_is_batch_independent_and_sparse_equals_dense(corpus, cls, monkeypatch):
+    emb = cls(max_epochs=2, early_stopping=False, **FAST).fit(corpus.X[:200])
+    X = corpus.X[:50]
+    full = emb.transform(X)
+    rows = np.vstack([emb.transform(X[i]) for i in range(50)])
+    np.testing.assert_allclose(rows, full, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(emb.transform(X.toarray()), full, rtol=1e-5, atol=1e-6)
+    monkeypatch.setattr("sknce.documents._embedders._PAIR_BLOCK", 100)
+    np.testing.assert_allclose(emb.transform(X), full, rtol=1e-5, atol=1e-6)
+    assert emb.transform(X.astype(np.float32)).dtype == np.float32
+
+
+def test_short_documents_are_skipped_with_a_warning_and_empty_ones_embed(corpus):
+    X = sp.vstack(
+        [corpus.X[:100], sp.csr_matrix((3, 40)), sp.csr_matrix(([1.0], ([0], [5])), shape=(1, 40))]
+    ).tocsr()
+    with pytest.warns(UserWarning, match="4 document"):
+        emb = DirectNCEEmbedder(max_epochs=1, early_stopping=False, **FAST).fit(X)
+    Z = emb.transform(X)
+    assert np.all(np.isfinite(Z))
+    np.testing.assert_allclose(Z[100], Z[101])  # empty documents share the empty-bag embedding
+    with pytest.raises(ValueError, match="at least 2 documents"):
+        DirectNCEEmbedder(**FAST).fit(X[99:])
+
+
+@pytest.mark.parametrize("cls", [LandmarkNCEEmbedder, DirectNCEEmbedder])
+def test_bad_counts_name_the_fix(corpus, cls):
+    X = corpus.X[:50].toarray()
+    with pytest.raises(ValueError, match="CountVectorizer"):
+        cls(**FAST).fit(X * 0.5 + 0.25)
+    with pytest.raises(ValueError, match="Negative values"):
+        cls(**FAST).fit(X - 1)
+    X_nan = X.copy()
+    X_nan[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        cls(**FAST).fit(X_nan)
+    emb = cls(max_epochs=1, early_stopping=False, **FAST).fit(X)
+    with pytest.raises(ValueError, match="features"):
+        emb.transform(X[:, :10])
+    assert emb.transform(X * 0.5).shape[0] == 50  # transform takes any non-negative bag
+
+
+def test_landmark_options(corpus):
+    X = corpus.X[:300]
+    emb = LandmarkNCEEmbedder(
+        n_landmarks=12, max_epochs=1, clip=2.0, early_stopping=False, **FAST
+    ).fit(X)
+    assert emb.landmarks_.shape == (12, 40)
+    assert emb.transform(X).max() <= 2.0 + 1e-6
+    names = emb.get_feature_names_out()
+    assert names[0] == "landmarknceembedder0" and len(names) == 12
+    explicit = X[:5].toarray()
+    emb = LandmarkNCEEmbedder(landmarks=explicit, max_epochs=1, early_stopping=False, **FAST).fit(
+        X
+    )
+    np.testing.assert_array_equal(emb.landmarks_.toarray(), explicit)
+    assert emb.transform(X).shape == (300, 5)
+    with pytest.raises(ValueError, match="landmarks given as a matrix"):
+        LandmarkNCEEmbedder(landmarks=explicit[:, :3], **FAST).fit(X)
+    with pytest.raises(ValueError, match="at least one hidden layer"):
+        LandmarkNCEEmbedder(**{**FAST, "hidden_layer_sizes": ()}).fit(X)
+    with pytest.raises(ValueError, match="single-word landmarks"):
+        recover_topic_posterior(emb, X, corpus.topics, corpus.word_probs)
+
+
+def test_words_landmarks_are_single_frequent_words(word_landmarks, corpus):
+    L = word_landmarks.landmarks_
+    np.testing.assert_array_equal(np.asarray(L.sum(1)).ravel(), 1.0)
+    assert L.nnz == L.shape[0]
+
+
+def test_pickle_keeps_the_embedding(word_landmarks, corpus):
+    again = pickle.loads(pickle.dumps(word_landmarks))
+    np.testing.assert_allclose(
+        again.transform(corpus.X[:20]), word_landmarks.transform(corpus.X[:20])
+    )
+
+
+def test_project_simplex():
+    rng = np.random.default_rng(0)
+    V = rng.normal(size=(200, 5))
+    P = project_simplex(V)
+    np.testing.assert_allclose(P.sum(1), 1.0)
+    assert P.min() >= 0
+    on = rng.dirichlet(np.ones(5), size=10)
+    np.testing.assert_allclose(project_simplex(on), on, atol=1e-12)
+    # Optimality: no random simplex point is closer than the projection.
+    for v, p in zip(V[:20], P[:20]):
+        others = rng.dirichlet(np.ones(5), size=500)
+        assert np.linalg.norm(v - p) <= np.linalg.norm(v - others, axis=1).min() + 1e-12
