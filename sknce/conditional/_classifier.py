@@ -97,11 +97,23 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         input), else 64.
     label_bias : bool, default=True
         Learn the label bias :math:`b_y`.
+    sparse_embeddings : bool, default=False
+        Give the label embeddings and biases sparse gradients in the NCE objectives
+        (only the rows of the true and sampled labels), so that a training step costs
+        O(batch × K) whatever the number of labels, instead of a dense update of all
+        of them. Needs an optimiser that accepts sparse gradients:
+        :class:`sknce.nn.LazyAdam` (Adam on the rows present), ``torch.optim.SGD`` or
+        ``torch.optim.Adagrad``; ``torch.optim.Adam`` does not.
     remove_accidental_hits : bool, default=False
         Drop sampled negatives equal to the true label. Figure 1's objectives keep
         them, and the consistency results are proved for that form; removing them
         (TensorFlow's sampled-softmax practice) biases the estimate when the true
         label has a large noise probability, and makes no difference at 10^5 labels.
+    classes : array-like of shape (n_classes,) or None, default=None
+        The full label set, when some labels may be absent from the training ``y``
+        (common with 10^5 labels). ``None``: the labels seen in ``y``. With
+        ``noise="unigram"`` the counts are then smoothed by one, so that every label
+        has a positive noise probability.
     max_epochs : int, default=10
         Passes over the training data.
     batch_size : int, default=256
@@ -124,7 +136,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-        The labels seen in ``fit``.
+        The labels: those seen in ``fit``, or ``classes`` when given.
     n_features_in_ : int
         Number of features seen in ``fit``.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -184,7 +196,9 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         "hidden_layer_sizes": [tuple, list],
         "embedding_dim": [Interval(Integral, 1, None, closed="left"), None],
         "label_bias": ["boolean"],
+        "sparse_embeddings": ["boolean"],
         "remove_accidental_hits": ["boolean"],
+        "classes": ["array-like", None],
     }
 
     def __init__(
@@ -201,7 +215,9 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         hidden_layer_sizes: tuple[int, ...] = (256,),
         embedding_dim: int | None = None,
         label_bias: bool = True,
+        sparse_embeddings: bool = False,
         remove_accidental_hits: bool = False,
+        classes=None,
         max_epochs: int = 10,
         batch_size: int = 256,
         lr: float = 1e-3,
@@ -224,7 +240,9 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         self.hidden_layer_sizes = hidden_layer_sizes
         self.embedding_dim = embedding_dim
         self.label_bias = label_bias
+        self.sparse_embeddings = sparse_embeddings
         self.remove_accidental_hits = remove_accidental_hits
+        self.classes = classes
         self.max_epochs = max_epochs
         self.batch_size = batch_size
         self.lr = lr
@@ -258,10 +276,31 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         """
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32])
         check_classification_targets(y)
-        encoder = LabelEncoder().fit(y)
+        dense_only = (torch.optim.Adam, torch.optim.AdamW)
+        if (
+            self.sparse_embeddings
+            and isinstance(self.optimizer, type)
+            and issubclass(self.optimizer, dense_only)
+        ):
+            raise ValueError(
+                f"sparse_embeddings=True needs an optimizer that accepts sparse "
+                f"gradients; {self.optimizer.__name__} does not. Use "
+                "optimizer=sknce.nn.LazyAdam (Adam on the rows present), "
+                "torch.optim.SGD or torch.optim.Adagrad."
+            )
+        encoder = LabelEncoder().fit(y if self.classes is None else np.asarray(self.classes))
         self.classes_ = encoder.classes_
+        if self.classes is not None:
+            unknown = np.setdiff1d(np.unique(y), self.classes_)
+            if unknown.size:
+                raise ValueError(
+                    f"y contains {unknown.size} label(s) that are not in classes, e.g. "
+                    f"{unknown[:3].tolist()}; add them to classes or leave classes=None."
+                )
         y_enc = encoder.transform(y)
         counts = np.bincount(y_enc, minlength=len(self.classes_))
+        if self.classes is not None:
+            counts = counts + 1
         self.noise_ = _label_noise(self.noise, counts, self.noise_power)
 
         X = as_csr_or_dense(X)
@@ -281,6 +320,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
                 input_bias_layer_sizes=(
                     tuple(self.input_bias_layer_sizes) if self.input_bias else None
                 ),
+                sparse=self.sparse_embeddings,
             )
             module = LabelNCELoss(
                 scorer,

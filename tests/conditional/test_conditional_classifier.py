@@ -71,7 +71,7 @@ def _brute_force_log_proba(est, X):
     with torch.no_grad():
         h = scorer.encoder(torch.as_tensor(X, dtype=torch.float32)).double().numpy()
     E = scorer.label_embedding.weight.detach().double().numpy()
-    b = scorer.label_bias.detach().double().numpy()
+    b = scorer.label_bias.detach().double().numpy()[:, 0]
     s = h @ E.T + b
     s -= s.max(axis=1, keepdims=True)
     return s - np.log(np.exp(s).sum(axis=1, keepdims=True))
@@ -177,3 +177,50 @@ def test_many_classes_train_and_predict_without_dense_blocks():
     proba = est.predict_proba(X[:50])
     np.testing.assert_allclose(proba.sum(axis=1), 1.0, atol=1e-9)
     np.testing.assert_array_equal(pred, est.classes_[proba.argmax(axis=1)])
+
+
+def test_lazy_adam_first_step_equals_adam_and_sparse_fit_works():
+    from sknce.nn import LabelScorer, LazyAdam
+
+    torch.manual_seed(0)
+    dense = LabelScorer(4, 50, (), embedding_dim=3)
+    sparse = LabelScorer(4, 50, (), embedding_dim=3, sparse=True)
+    sparse.load_state_dict(dense.state_dict())
+    h, labels = torch.randn(6, 3), torch.randint(50, (6, 5))
+    for scorer, opt_class in [(dense, torch.optim.Adam), (sparse, LazyAdam)]:
+        opt = opt_class(scorer.parameters(), lr=0.1)
+        scorer.score(h, None, labels).square().sum().backward()
+        assert scorer.label_embedding.weight.grad.is_sparse == (scorer is sparse)
+        opt.step()
+    # From zero moments, an untouched row moves by 0 under Adam too: one step agrees.
+    for a, b in zip(dense.parameters(), sparse.parameters()):
+        torch.testing.assert_close(a, b)
+
+    rng = np.random.default_rng(4)
+    y = rng.integers(0, 4, size=80)
+    X = np.eye(4)[y] * 3 + rng.normal(size=(80, 4))
+    params = dict(hidden_layer_sizes=(), n_negatives=4, max_epochs=20, lr=0.05, random_state=0)
+    est = ConditionalNCEClassifier(sparse_embeddings=True, optimizer=LazyAdam, **params)
+    assert est.fit(X, y).score(X, y) > 0.8
+    with pytest.raises(ValueError, match="LazyAdam"):
+        ConditionalNCEClassifier(sparse_embeddings=True, **params).fit(X, y)
+
+
+def test_declared_classes_include_labels_absent_from_y():
+    rng = np.random.default_rng(5)
+    y = rng.integers(0, 4, size=60)
+    X = np.eye(4)[y] * 3 + rng.normal(size=(60, 4))
+    est = ConditionalNCEClassifier(
+        classes=np.arange(6),
+        hidden_layer_sizes=(),
+        n_negatives=4,
+        max_epochs=20,
+        lr=0.05,
+        random_state=0,
+    ).fit(X, y)
+    np.testing.assert_array_equal(est.classes_, np.arange(6))
+    proba = est.predict_proba(X)
+    assert proba.shape == (60, 6) and proba[:, 4:].mean() < 0.1
+    assert est.score(X, y) > 0.8
+    with pytest.raises(ValueError, match="not in classes"):
+        ConditionalNCEClassifier(classes=[0, 1]).fit(X, y)
