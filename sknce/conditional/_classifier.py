@@ -7,6 +7,7 @@ from numbers import Integral, Real
 import numpy as np
 import torch
 from sklearn.base import ClassifierMixin
+from sklearn.metrics import accuracy_score
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils.multiclass import check_classification_targets
 
@@ -139,7 +140,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         The labels: those seen in ``fit``, or ``classes`` when given.
     n_features_in_ : int
         Number of features seen in ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of the features, when ``X`` has string column names.
     noise_ : CategoricalNoise
         The noise distribution over encoded labels.
@@ -421,3 +422,18 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             best[rows] = np.where(better, value, best[rows])
             best_id[rows] = np.where(better, index + start, best_id[rows])
         return self.classes_[best_id]
+
+    def score(self, X, y) -> float:
+        """Mean accuracy of :meth:`predict` on ``X`` against ``y``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            True labels.
+
+        Returns
+        -------
+        float
+        """
+        return float(accuracy_score(y, self.predict(X)))

@@ -7,6 +7,7 @@ from numbers import Integral, Real
 import numpy as np
 import torch
 from sklearn.base import RegressorMixin
+from sklearn.metrics import r2_score
 
 from sknce._base import BaseNCE, seeded
 from sknce._compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
@@ -87,7 +88,7 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
     ----------
     n_features_in_ : int
         Number of features seen in ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of the features, when ``X`` has string column names.
     y_mean_ : float
         Mean of the training targets (subtracted before training).
@@ -333,6 +334,20 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
             cdf /= cdf[:, -1:]
             parts.append(np.vstack([np.interp(levels, row, grid) for row in cdf]))
         return np.vstack(parts) * self.y_scale_ + self.y_mean_
+
+    def score(self, X, y) -> float:
+        """Coefficient of determination R² of :meth:`predict` on ``X`` against ``y``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        float
+        """
+        return float(r2_score(y, self.predict(X)))
 
     def score_samples(self, X, y) -> np.ndarray:
         """Log-density :math:`\\log p(y \\mid x)`, normalised numerically on the grid.
