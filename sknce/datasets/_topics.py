@@ -12,8 +12,8 @@ from sknce._compat import Interval, StrOptions
 
 __all__ = ["make_topic_corpus"]
 
-#: Documents generated at once (a dense (chunk, n_words) block of word probabilities).
-_CHUNK = 2000
+#: Entries of the dense (documents, n_words) block of word probabilities built at once.
+_BLOCK = 4_000_000
 
 
 def _check(name, value, constraint) -> None:
@@ -138,8 +138,9 @@ def make_topic_corpus(
 
     gen = np.random.default_rng(rng.randint(2**31))
     blocks = []
-    for start in range(0, n_documents, _CHUNK):
-        stop = min(start + _CHUNK, n_documents)
+    chunk = max(1, _BLOCK // V)
+    for start in range(0, n_documents, chunk):
+        stop = min(start + chunk, n_documents)
         probs = W[start:stop] @ O
         probs /= probs.sum(axis=1, keepdims=True)
         blocks.append(sp.csr_matrix(gen.multinomial(lengths[start:stop], probs)))

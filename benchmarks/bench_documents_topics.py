@@ -1,0 +1,139 @@
+"""Block-model topic recovery (Tosh et al., Section 6): LandmarkNCE vs LDA vs exact posterior.
+
+Block model, K = 20 topics, V = 5000 words, w ~ Dirichlet(beta), Poisson(100)
+lengths. For each beta and number N of training documents:
+
+* exact posterior: E[w | x] in closed form (the ceiling);
+* LDA: sklearn ``LatentDirichletAllocation`` (batch variational Bayes, K topics)
+  fitted on the N documents; its topics are matched to the true ones by the
+  Hungarian algorithm; several seeds (LDA often merges two topics);
+* LandmarkNCE: ``LandmarkNCEEmbedder(landmarks="words", split="word",
+  n_landmarks=1000)`` fitted on the N documents (fresh splits and pairings every
+  epoch, early stopping on 10% held out), then ``recover_topic_posterior``.
+
+Metrics on held-out documents: top-topic accuracy against the exact posterior
+mean's top topic and against the true w's, and the mean l2 distance to the
+exact posterior mean.
+
+Run::
+
+    flock /tmp/sknce-bench.lock .venv/bin/python benchmarks/bench_documents_topics.py
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+import torch
+from _common import Timer, report
+from scipy.optimize import linear_sum_assignment
+from sklearn.decomposition import LatentDirichletAllocation
+
+from sknce import LandmarkNCEEmbedder
+from sknce.datasets import make_topic_corpus
+from sknce.documents import recover_topic_posterior
+
+
+def metrics(estimate: np.ndarray, corpus, test: slice) -> dict:
+    post = corpus.posterior_mean[test]
+    truth = corpus.doc_topics[test]
+    return {
+        "top acc (vs posterior)": float((estimate.argmax(1) == post.argmax(1)).mean()),
+        "top acc (vs w)": float((estimate.argmax(1) == truth.argmax(1)).mean()),
+        "l2 to posterior": float(np.linalg.norm(estimate - post, axis=1).mean()),
+    }
+
+
+def lda_estimate(corpus, train: slice, test: slice, seed: int, max_iter: int):
+    lda = LatentDirichletAllocation(
+        corpus.topics.shape[0], learning_method="batch", max_iter=max_iter, random_state=seed
+    ).fit(corpus.X[train])
+    learned = lda.components_ / lda.components_.sum(axis=1, keepdims=True)
+    _, perm = linear_sum_assignment(-(corpus.topics @ learned.T))  # true k <- learned perm[k]
+    theta = lda.transform(corpus.X[test])
+    return theta[:, perm]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--betas", type=float, nargs="+", default=[0.025, 0.05, 0.1])
+    parser.add_argument("--train", type=int, nargs="+", default=[2000, 8000])
+    parser.add_argument("--test", type=int, default=2000)
+    parser.add_argument("--lda-seeds", type=int, nargs="+", default=[0, 1])
+    parser.add_argument("--lda-iter", type=int, default=20)
+    parser.add_argument("--hidden", type=int, nargs="+", default=[256, 256])
+    parser.add_argument("--epochs", type=int, default=40)
+    parser.add_argument("--threads", type=int, default=1)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    rows = []
+    for beta in args.betas:
+        n_max = max(args.train)
+        corpus = make_topic_corpus(
+            n_max + args.test,
+            n_topics=20,
+            n_words=5000,
+            topics="block",
+            beta=beta,
+            random_state=0,
+        )
+        test = slice(n_max, n_max + args.test)
+        base = {"beta": beta}
+        rows.append(
+            {
+                **base,
+                "N": "-",
+                "method": "exact posterior",
+                **metrics(corpus.posterior_mean[test], corpus, test),
+                "fit s": 0.0,
+            }
+        )
+        for n in args.train:
+            train = slice(0, n)
+            for seed in args.lda_seeds:
+                with Timer() as t:
+                    theta = lda_estimate(corpus, train, test, seed, args.lda_iter)
+                rows.append(
+                    {
+                        **base,
+                        "N": n,
+                        "method": f"LDA (seed {seed})",
+                        **metrics(theta, corpus, test),
+                        "fit s": t.seconds,
+                    }
+                )
+                print(rows[-1], flush=True)
+            with Timer() as t:
+                emb = LandmarkNCEEmbedder(
+                    n_landmarks=1000,
+                    landmarks="words",
+                    split="word",
+                    hidden_layer_sizes=tuple(args.hidden),
+                    max_epochs=args.epochs,
+                    batch_size=256,
+                    patience=4,
+                    random_state=0,
+                ).fit(corpus.X[train])
+            eta = recover_topic_posterior(emb, corpus.X[test], corpus.topics, corpus.word_probs)
+            rows.append(
+                {
+                    **base,
+                    "N": n,
+                    "method": f"LandmarkNCE ({emb.n_iter_} ep)",
+                    **metrics(eta, corpus, test),
+                    "fit s": t.seconds,
+                }
+            )
+            print(rows[-1], flush=True)
+    report(
+        "documents_topics",
+        rows,
+        title="Block-model topic recovery (K=20, V=5000): held-out top-topic accuracy, l2 "
+        "to the exact posterior mean",
+        params=vars(args),
+    )
+
+
+if __name__ == "__main__":
+    main()
