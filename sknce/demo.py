@@ -133,7 +133,7 @@ def run_demo(
         (
             "LDA",
             lambda: LatentDirichletAllocation(
-                n_topics, learning_method="batch", max_iter=20, random_state=random_state
+                n_topics, learning_method="batch", max_iter=10, random_state=random_state
             ),
         ),
         ("DirectNCE", lambda: DirectNCEEmbedder(n_components=100, **nce)),

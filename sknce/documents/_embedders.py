@@ -355,7 +355,7 @@ class LandmarkNCEEmbedder(_BaseDocumentNCE):
         The landmark documents (counts).
     n_features_in_ : int
         Vocabulary size seen in ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of the features, when ``X`` has string column names.
     net_ : NCENet
         The fitted skorch net; ``net_.module_.scorer`` is the
@@ -546,7 +546,7 @@ class DirectNCEEmbedder(_BaseDocumentNCE):
     ----------
     n_features_in_ : int
         Vocabulary size seen in ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of the features, when ``X`` has string column names.
     net_ : NCENet
         The fitted skorch net; ``net_.module_.scorer`` is the
