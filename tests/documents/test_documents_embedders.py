@@ -188,3 +188,15 @@ def test_project_simplex():
     for v, p in zip(V[:20], P[:20]):
         others = rng.dirichlet(np.ones(5), size=500)
         assert np.linalg.norm(v - p) <= np.linalg.norm(v - others, axis=1).min() + 1e-12
+
+
+def test_grid_search_chooses_by_contrastive_score_without_labels(corpus):
+    from sklearn.model_selection import GridSearchCV
+
+    search = GridSearchCV(
+        DirectNCEEmbedder(n_components=8, early_stopping=False, **FAST),
+        {"max_epochs": [1, 10]},
+        cv=2,
+    ).fit(corpus.X[:600])
+    assert search.best_params_ == {"max_epochs": 10}
+    assert search.best_score_ > -np.log(2)
