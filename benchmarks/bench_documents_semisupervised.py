@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import io
 import pickle
+import warnings
 import zlib
 from pathlib import Path
 
@@ -106,6 +107,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
+    # LogisticRegressionCV announces default changes of sklearn 1.10/1.11 at every fit.
+    warnings.filterwarnings("ignore", category=FutureWarning)
     X, y, unlabeled, sizes, n_topics = (
         newsgroups() if args.dataset == "newsgroups" else synthetic()
     )
@@ -157,6 +160,8 @@ def plot(rows, sizes, dataset: str) -> None:
         halves = [row[f"_{m}"][1] for m in sizes]
         ax.errorbar(sizes, means, yerr=halves, marker="o", capsize=3, label=row["representation"])
     ax.set_xscale("log")
+    ax.set_xticks(sizes, [str(m) for m in sizes])
+    ax.minorticks_off()
     ax.set_xlabel("labelled documents per class")
     ax.set_ylabel("test accuracy")
     ax.set_title(f"Semi-supervised ({dataset}), cf. Tosh et al. Fig. 4")
