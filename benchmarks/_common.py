@@ -121,8 +121,13 @@ def report(
     print(format_table(rows))
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"{name}.json"
-    payload = {"name": name, "title": title, "params": params or {}, "machine": facts,
-               "rows": rows}
+    payload = {
+        "name": name,
+        "title": title,
+        "params": params or {},
+        "machine": facts,
+        "rows": rows,
+    }
     path.write_text(json.dumps(payload, indent=2, default=str) + "\n")
     print(f"saved {path.relative_to(RESULTS.parent.parent)}")
     return path

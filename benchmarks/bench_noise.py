@@ -46,17 +46,15 @@ def main() -> None:
         gen = torch.Generator().manual_seed(0)
         probs_t = torch.as_tensor(noise.probs, dtype=torch.float32)
         rng = np.random.default_rng(0)
-        rates = {
-            "sknce_alias": best_rate(lambda: noise.sample(shape, gen), args.draws, args.repeats),
-            "torch_multinomial": best_rate(
-                lambda: torch.multinomial(probs_t, args.draws, replacement=True, generator=gen),
-                args.draws,
-                args.repeats,
+        # Default arguments bind this iteration's objects (closures would see the last ones).
+        samplers = {
+            "sknce_alias": lambda noise=noise, gen=gen: noise.sample(shape, gen),
+            "torch_multinomial": lambda p=probs_t, gen=gen: torch.multinomial(
+                p, args.draws, replacement=True, generator=gen
             ),
-            "numpy_choice": best_rate(
-                lambda: rng.choice(n, size=shape, p=noise.probs), args.draws, args.repeats
-            ),
+            "numpy_choice": lambda n=n, rng=rng, p=noise.probs: rng.choice(n, size=shape, p=p),
         }
+        rates = {k: best_rate(f, args.draws, args.repeats) for k, f in samplers.items()}
         rows.append(
             {
                 "categories": n,
