@@ -1,0 +1,466 @@
+"""Corpus handling for word embeddings: tokenising, the vocabulary, (centre, context) pairs.
+
+A corpus is a restartable iterable of documents (token lists, or strings with
+a tokenizer), read in one streaming pass per use, as gensim reads its
+``sentences``: :meth:`Vocabulary.build` counts words in one pass and
+:func:`pair_batches` turns one pass into batches of skip-gram pairs, with
+frequent-word subsampling and a dynamic window, in memory bounded by the batch
+and one chunk of documents, never by the corpus length.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+
+import numpy as np
+
+__all__ = [
+    "Vocabulary",
+    "check_restartable",
+    "default_tokenizer",
+    "iter_documents",
+    "pair_batches",
+]
+
+# scikit-learn's CountVectorizer default token_pattern, applied after lowercasing.
+_TOKEN_PATTERN = re.compile(r"(?u)\b\w\w+\b")
+
+# pair_batches encodes whole documents until a chunk holds at least this many
+# tokens, then builds the chunk's pairs with a handful of numpy calls: large
+# enough to amortise the per-call overhead, small enough (a few MiB of
+# temporaries at window=5) to keep memory flat.
+_CHUNK_TOKENS = 1 << 16
+
+
+def default_tokenizer(text: str) -> list[str]:
+    """Lowercase ``text`` and split it as ``CountVectorizer`` does by default.
+
+    Tokens are runs of two or more word characters (``r"(?u)\\b\\w\\w+\\b"``),
+    so punctuation and one-character words are dropped.
+
+    Parameters
+    ----------
+    text : str
+        A raw document.
+
+    Returns
+    -------
+    list of str
+        The lowercased tokens in order.
+
+    Examples
+    --------
+    >>> from sknce.words._corpus import default_tokenizer
+    >>> default_tokenizer("The cat sat on a mat, didn't it?")
+    ['the', 'cat', 'sat', 'on', 'mat', 'didn', 'it']
+    """
+    return _TOKEN_PATTERN.findall(text.lower())
+
+
+def check_restartable(X: object, what: str = "X") -> None:
+    """Raise a ``TypeError`` unless ``X`` can be iterated over several times.
+
+    Training reads the corpus once to build the vocabulary and once per epoch,
+    so a generator or any other one-shot iterator (for which ``iter(X) is X``)
+    would silently be empty from the second pass on.
+
+    Parameters
+    ----------
+    X : object
+        The corpus: a list of documents, or an object whose ``__iter__`` starts
+        a fresh pass (a class such as gensim's ``LineSentence``).
+    what : str, default="X"
+        The name used for ``X`` in the error message.
+
+    Raises
+    ------
+    TypeError
+        If ``X`` is a string, not iterable, or a one-shot iterator.
+    """
+    if isinstance(X, (str, bytes)):
+        raise TypeError(
+            f"{what} must be an iterable of documents, got a single {type(X).__name__}; "
+            f"wrap it in a list: [{what}]."
+        )
+    try:
+        iterator = iter(X)
+    except TypeError:
+        raise TypeError(
+            f"{what} must be an iterable of documents (token lists or strings), "
+            f"got {type(X).__name__}."
+        ) from None
+    if iterator is X:
+        raise TypeError(
+            f"{what} is a one-shot iterator ({type(X).__name__}), but the corpus is read "
+            "several times (once for the vocabulary, once per epoch). Pass a list, or an "
+            "object whose __iter__ restarts the corpus, like gensim's LineSentence."
+        )
+
+
+def iter_documents(
+    X: Iterable, tokenizer: Callable[[str], Sequence[str]] | None = None
+) -> Iterator[list[str]]:
+    """Yield each document of ``X`` as a list of tokens.
+
+    Parameters
+    ----------
+    X : iterable
+        Documents: lists or tuples of str tokens, which pass through, or strings,
+        which are tokenised.
+    tokenizer : callable or None, default=None
+        Turns a string document into its tokens; ``None`` uses
+        :func:`default_tokenizer`.
+
+    Yields
+    ------
+    list of str
+        The tokens of one document (a token list or tuple is yielded as given).
+
+    Raises
+    ------
+    TypeError
+        If a document is neither a string nor a list/tuple of strings, or the
+        tokenizer returns something else than a list/tuple.
+    """
+    tokenize = default_tokenizer if tokenizer is None else tokenizer
+    for i, doc in enumerate(X):
+        if isinstance(doc, str):
+            tokens = tokenize(doc)
+            if not isinstance(tokens, (list, tuple)):
+                raise TypeError(
+                    f"the tokenizer must return a list of str tokens; for document {i} "
+                    f"it returned {type(tokens).__name__}."
+                )
+        elif isinstance(doc, (list, tuple)):
+            tokens = doc
+        else:
+            raise TypeError(
+                f"document {i} of X is a {type(doc).__name__}; each document must be a "
+                "list of str tokens, or a str when a tokenizer (or the default one) splits it."
+            )
+        # Checking the first token only keeps this O(1) per document while still
+        # catching the usual mistake (integer ids or a nested list per document).
+        if tokens and not isinstance(tokens[0], str):
+            raise TypeError(
+                f"document {i} of X contains a {type(tokens[0]).__name__} token; "
+                "tokens must be str."
+            )
+        yield tokens
+
+
+class Vocabulary:
+    """Words of a corpus with their counts, ordered as gensim orders them.
+
+    Build it with :meth:`Vocabulary.build`, which reads the corpus once.
+
+    Parameters
+    ----------
+    words : sequence of str
+        The kept words, most frequent first.
+    counts : array-like of int
+        Corpus count of each word in ``words``.
+    n_raw_tokens : int
+        All tokens read, including those of words that were not kept.
+    n_documents : int
+        Documents read.
+
+    Attributes
+    ----------
+    words : list of str
+        The kept words, by descending count (ties as in gensim, see
+        :meth:`build`).
+    counts : ndarray of shape (n_words,), dtype int64
+        Corpus count of each word.
+    index : dict of str to int
+        Position of each word in ``words``.
+    n_raw_tokens : int
+        All tokens read, including pruned ones (gensim's ``corpus_total_words``).
+    n_documents : int
+        Documents read (gensim's ``corpus_count``).
+    """
+
+    def __init__(
+        self, words: Sequence[str], counts, *, n_raw_tokens: int, n_documents: int
+    ) -> None:
+        self.words = list(words)
+        self.counts = np.asarray(counts, dtype=np.int64)
+        if self.counts.shape != (len(self.words),):
+            raise ValueError(
+                f"counts must have one entry per word ({len(self.words)}), "
+                f"got shape {self.counts.shape}."
+            )
+        self.index = {word: i for i, word in enumerate(self.words)}
+        if len(self.index) != len(self.words):
+            raise ValueError("words must not contain duplicates.")
+        self.n_raw_tokens = int(n_raw_tokens)
+        self.n_documents = int(n_documents)
+
+    @classmethod
+    def build(
+        cls,
+        X: Iterable,
+        tokenizer: Callable[[str], Sequence[str]] | None = None,
+        min_count: int = 5,
+        max_vocab_size: int | None = None,
+    ) -> Vocabulary:
+        """Count the words of ``X`` in one streaming pass.
+
+        As gensim's ``Word2Vec.build_vocab``: whenever more than
+        ``max_vocab_size`` distinct words have been counted (checked after each
+        document), words with a count below a threshold are dropped, the
+        threshold starting at 1 and rising by one per pruning; at the end words
+        below ``min_count`` are dropped. Words are sorted by descending count;
+        ties keep gensim's order, the word counted most recently first.
+
+        Parameters
+        ----------
+        X : iterable
+            The corpus, as for :func:`iter_documents`.
+        tokenizer : callable or None, default=None
+            Splits string documents; ``None`` uses :func:`default_tokenizer`.
+        min_count : int, default=5
+            Words occurring fewer times are left out.
+        max_vocab_size : int or None, default=None
+            Bound on the number of distinct words held while counting (memory);
+            ``None`` for no bound.
+
+        Returns
+        -------
+        Vocabulary
+
+        Raises
+        ------
+        ValueError
+            If ``X`` has no tokens, or no word occurs ``min_count`` times.
+        """
+        if isinstance(min_count, bool) or not isinstance(min_count, (int, np.integer)):
+            raise TypeError(f"min_count must be an int, got {min_count!r}.")
+        if min_count < 0:
+            raise ValueError(f"min_count must be >= 0, got {min_count}.")
+        if max_vocab_size is not None and (
+            isinstance(max_vocab_size, bool)
+            or not isinstance(max_vocab_size, (int, np.integer))
+            or max_vocab_size < 1
+        ):
+            raise ValueError(
+                f"max_vocab_size must be None or an int >= 1, got {max_vocab_size!r}."
+            )
+        counter: Counter[str] = Counter()
+        n_raw_tokens = n_documents = 0
+        min_reduce = 1
+        for tokens in iter_documents(X, tokenizer):
+            counter.update(tokens)
+            n_raw_tokens += len(tokens)
+            n_documents += 1
+            if max_vocab_size is not None and len(counter) > max_vocab_size:
+                for word in [w for w, c in counter.items() if c < min_reduce]:
+                    del counter[word]
+                min_reduce += 1
+        if n_raw_tokens == 0:
+            raise ValueError(
+                f"X contains no tokens ({n_documents} documents); pass a non-empty corpus "
+                "of token lists, or of strings with a tokenizer that finds words in them."
+            )
+        kept = [(w, c) for w, c in counter.items() if c >= min_count]
+        if not kept:
+            top_word, top_count = counter.most_common(1)[0] if counter else ("", 0)
+            raise ValueError(
+                f"no word occurs at least min_count={min_count} times in X (the most "
+                f"frequent word, {top_word!r}, occurs {top_count} times); lower min_count "
+                "or pass a larger corpus."
+            )
+        counts = np.fromiter((c for _, c in kept), dtype=np.int64, count=len(kept))
+        # gensim's sort_by_descending_frequency: lexsort((-indices, -counts)).
+        order = np.lexsort((-np.arange(len(kept)), -counts))
+        return cls(
+            [kept[i][0] for i in order],
+            counts[order],
+            n_raw_tokens=n_raw_tokens,
+            n_documents=n_documents,
+        )
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def __repr__(self) -> str:
+        return (
+            f"Vocabulary({len(self)} words, {self.n_raw_tokens} tokens, "
+            f"{self.n_documents} documents)"
+        )
+
+    def keep_probs(self, sample: float) -> np.ndarray:
+        """Probability of keeping each occurrence of each word when subsampling.
+
+        gensim's variant of Mikolov et al.'s formula: with ``t = sample * N``
+        (``N`` the total count of the kept words), a word seen ``c`` times is
+        kept with probability ``min(1, (sqrt(c / t) + 1) * t / c)``. As in
+        gensim, ``sample >= 1`` is read as the count threshold itself
+        (``t = int(sample * (3 + sqrt(5)) / 2)``) and ``sample = 0`` keeps all.
+
+        Parameters
+        ----------
+        sample : float
+            Subsampling threshold (word2vec's ``-sample``, typically 1e-3 to 1e-5).
+
+        Returns
+        -------
+        ndarray of shape (n_words,), dtype float64
+        """
+        if not np.isfinite(sample) or sample < 0:
+            raise ValueError(f"sample must be a finite number >= 0, got {sample!r}.")
+        if sample == 0:
+            return np.ones(len(self), dtype=np.float64)
+        if sample < 1.0:
+            threshold = sample * float(self.counts.sum())
+        else:
+            threshold = float(int(sample * (3 + np.sqrt(5)) / 2))
+        counts = self.counts.astype(np.float64)
+        return np.minimum((np.sqrt(counts / threshold) + 1.0) * (threshold / counts), 1.0)
+
+    def encode(self, tokens: Iterable[str]) -> np.ndarray:
+        """Indices of the in-vocabulary tokens, in order (out-of-vocabulary ones dropped).
+
+        Parameters
+        ----------
+        tokens : iterable of str
+
+        Returns
+        -------
+        ndarray of dtype int32
+        """
+        get = self.index.get
+        ids = np.fromiter((get(w, -1) for w in tokens), dtype=np.int32)
+        return ids[ids >= 0]
+
+
+def _encoded_chunks(
+    X: Iterable, tokenizer, index: dict, min_tokens: int
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Yield (word ids, document number of each id) over whole documents.
+
+    Each chunk gathers consecutive documents until they hold ``min_tokens``
+    in-vocabulary tokens; out-of-vocabulary tokens are dropped, as gensim drops
+    them before subsampling and windowing.
+    """
+    get = index.get
+    ids: list[int] = []
+    lengths: list[int] = []
+    for tokens in iter_documents(X, tokenizer):
+        ids.extend([get(w, -1) for w in tokens])
+        lengths.append(len(tokens))
+        if len(ids) >= min_tokens:
+            yield _drop_oov(ids, lengths)
+            ids, lengths = [], []
+    if ids:
+        yield _drop_oov(ids, lengths)
+
+
+def _drop_oov(ids: list[int], lengths: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    ids_array = np.array(ids, dtype=np.int64)
+    docs = np.repeat(np.arange(len(lengths), dtype=np.int32), lengths)
+    known = ids_array >= 0
+    return ids_array[known], docs[known]
+
+
+def _chunk_pairs(
+    ids: np.ndarray,
+    docs: np.ndarray,
+    keep_probs: np.ndarray | None,
+    window: int,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, np.ndarray]:
+    """All (centre, context) pairs of one chunk, centre by centre, contexts left to right."""
+    if keep_probs is not None:
+        kept = rng.random(len(ids)) < keep_probs[ids]
+        ids, docs = ids[kept], docs[kept]
+    n = len(ids)
+    if n == 0:
+        empty = np.empty(0, dtype=np.int64)
+        return empty, empty
+    reach = rng.integers(1, window + 1, size=n)
+    offsets = np.concatenate([np.arange(-window, 0), np.arange(1, window + 1)])
+    positions = np.arange(n)[:, None] + offsets  # (n, 2 * window), row-major = gensim's order
+    valid = np.abs(offsets) <= reach[:, None]
+    valid &= (positions >= 0) & (positions < n)
+    np.clip(positions, 0, n - 1, out=positions)
+    valid &= docs[positions] == docs[:, None]
+    centre_pos = np.nonzero(valid)[0]
+    return ids[centre_pos], ids[positions[valid]]
+
+
+def pair_batches(
+    X: Iterable,
+    tokenizer: Callable[[str], Sequence[str]] | None,
+    vocab: Vocabulary,
+    *,
+    window: int,
+    sample: float,
+    batch_size: int,
+    rng: np.random.Generator,
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Stream skip-gram (centre, context) pairs over one pass of ``X``.
+
+    Each document is encoded with ``vocab`` (out-of-vocabulary tokens dropped),
+    each remaining token is kept with probability ``vocab.keep_probs(sample)``
+    (frequent-word subsampling), and each kept token, as centre word, draws a
+    window ``b`` uniformly from ``1..window`` and is paired with every kept
+    token at most ``b`` positions away in the same document: word2vec's and
+    gensim's skip-gram sampling. Pairs come centre by centre in corpus order.
+
+    The work is vectorised over chunks of whole documents (about 65k tokens),
+    so memory is bounded by one chunk plus one batch, whatever the corpus
+    length (a single document longer than a chunk forms its own chunk).
+
+    Parameters
+    ----------
+    X : iterable
+        The corpus, as for :func:`iter_documents`.
+    tokenizer : callable or None
+        Splits string documents; ``None`` uses :func:`default_tokenizer`.
+    vocab : Vocabulary
+        The vocabulary that encodes words as indices.
+    window : int
+        Largest distance between a centre word and its context.
+    sample : float
+        Subsampling threshold, as for :meth:`Vocabulary.keep_probs` (0: none).
+    batch_size : int
+        Pairs per batch.
+    rng : numpy.random.Generator
+        Source of the subsampling and window draws (advanced in place).
+
+    Yields
+    ------
+    centres : ndarray of shape (batch_size,), dtype int64
+        Indices of the centre words.
+    contexts : ndarray of shape (batch_size,), dtype int64
+        Indices of their context words. Every batch has ``batch_size`` pairs
+        except the last, which holds the remaining ones (no empty batch).
+    """
+    for name, value in (("window", window), ("batch_size", batch_size)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"{name} must be an int >= 1, got {value!r}.")
+    keep_probs = vocab.keep_probs(sample)
+    if np.all(keep_probs >= 1.0):
+        keep_probs = None  # skip the draws when nothing would be dropped
+    pending_centres: list[np.ndarray] = []
+    pending_contexts: list[np.ndarray] = []
+    n_pending = 0
+    min_tokens = max(_CHUNK_TOKENS, batch_size)
+    for ids, docs in _encoded_chunks(X, tokenizer, vocab.index, min_tokens):
+        centres, contexts = _chunk_pairs(ids, docs, keep_probs, window, rng)
+        pending_centres.append(centres)
+        pending_contexts.append(contexts)
+        n_pending += len(centres)
+        if n_pending < batch_size:
+            continue
+        centres = np.concatenate(pending_centres)
+        contexts = np.concatenate(pending_contexts)
+        n_full = n_pending - n_pending % batch_size
+        for start in range(0, n_full, batch_size):
+            yield centres[start : start + batch_size], contexts[start : start + batch_size]
+        pending_centres, pending_contexts = [centres[n_full:]], [contexts[n_full:]]
+        n_pending -= n_full
+    if n_pending:
+        yield np.concatenate(pending_centres), np.concatenate(pending_contexts)
