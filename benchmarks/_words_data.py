@@ -29,6 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
+from sknce.words._vectors import _iter_pairs
+
 WIKI_DUMP = "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
 
 # gensim's Word2Vec silently truncates any sentence longer than this many tokens
@@ -113,24 +115,11 @@ def load_wiki_corpus(max_sentence_length: int | None = GENSIM_MAX_SENTENCE) -> l
 def read_pairs(pairs: str | os.PathLike | Iterable) -> list[tuple[str, str, float]]:
     """Word pairs as ``(word1, word2, score)`` triples, from a file or an iterable.
 
-    A file is read as gensim's ``evaluate_word_pairs`` reads it: tab-separated,
-    lines starting with ``#`` and lines that are not three fields ending in a
-    number are skipped.
+    A file is read as ``evaluate_word_pairs`` reads it: tab-separated, lines
+    starting with ``#`` and lines that are not three fields ending in a number
+    are skipped.
     """
-    if not isinstance(pairs, (str, os.PathLike)):
-        return [(str(a), str(b), float(s)) for a, b, s in pairs]
-    triples = []
-    with open(pairs, encoding="utf8") as lines:
-        for line in lines:
-            if line.startswith("#"):
-                continue
-            fields = line.rstrip("\n").split("\t")
-            try:
-                a, b, score = fields
-                triples.append((a, b, float(score)))
-            except ValueError:
-                continue
-    return triples
+    return list(_iter_pairs(pairs, "\t", case_insensitive=False))
 
 
 def rare_word_pairs(
