@@ -444,23 +444,28 @@ def pair_batches(
     keep_probs = vocab.keep_probs(sample)
     if np.all(keep_probs >= 1.0):
         keep_probs = None  # skip the draws when nothing would be dropped
-    pending_centres: list[np.ndarray] = []
-    pending_contexts: list[np.ndarray] = []
-    n_pending = 0
+    # Pairs left over from the previous chunk (fewer than batch_size); they are
+    # copied out so that no full chunk outlives its turn (memory stays flat).
+    rest_centres = rest_contexts = np.empty(0, dtype=np.int64)
     min_tokens = max(_CHUNK_TOKENS, batch_size)
     for ids, docs in _encoded_chunks(X, tokenizer, vocab.index, min_tokens):
         centres, contexts = _chunk_pairs(ids, docs, keep_probs, window, rng)
-        pending_centres.append(centres)
-        pending_contexts.append(contexts)
-        n_pending += len(centres)
-        if n_pending < batch_size:
-            continue
-        centres = np.concatenate(pending_centres)
-        contexts = np.concatenate(pending_contexts)
-        n_full = n_pending - n_pending % batch_size
-        for start in range(0, n_full, batch_size):
-            yield centres[start : start + batch_size], contexts[start : start + batch_size]
-        pending_centres, pending_contexts = [centres[n_full:]], [contexts[n_full:]]
-        n_pending -= n_full
-    if n_pending:
-        yield np.concatenate(pending_centres), np.concatenate(pending_contexts)
+        del ids, docs
+        start = 0
+        if len(rest_centres):
+            start = batch_size - len(rest_centres)
+            if len(centres) < start:
+                rest_centres = np.concatenate([rest_centres, centres])
+                rest_contexts = np.concatenate([rest_contexts, contexts])
+                continue
+            yield (
+                np.concatenate([rest_centres, centres[:start]]),
+                np.concatenate([rest_contexts, contexts[:start]]),
+            )
+        stop = start + (len(centres) - start) // batch_size * batch_size
+        for i in range(start, stop, batch_size):
+            yield centres[i : i + batch_size], contexts[i : i + batch_size]
+        rest_centres, rest_contexts = centres[stop:].copy(), contexts[stop:].copy()
+        del centres, contexts
+    if len(rest_centres):
+        yield rest_centres, rest_contexts
