@@ -237,7 +237,7 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         )
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y=None):
         """Fit the encoder on tuples of latent-class pairs and negatives.
 
         Parameters
