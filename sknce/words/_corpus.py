@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import repeat
 
 import numpy as np
 
@@ -345,10 +346,11 @@ def _encoded_chunks(
     them before subsampling and windowing.
     """
     get = index.get
+    unknown = repeat(-1)
     ids: list[int] = []
     lengths: list[int] = []
     for tokens in iter_documents(X, tokenizer):
-        ids.extend([get(w, -1) for w in tokens])
+        ids.extend(map(get, tokens, unknown))  # C-level loop: get(word, -1) per token
         lengths.append(len(tokens))
         if len(ids) >= min_tokens:
             yield _drop_oov(ids, lengths)
@@ -381,13 +383,16 @@ def _chunk_pairs(
         return empty, empty
     reach = rng.integers(1, window + 1, size=n)
     offsets = np.concatenate([np.arange(-window, 0), np.arange(1, window + 1)])
-    positions = np.arange(n)[:, None] + offsets  # (n, 2 * window), row-major = gensim's order
+    # Document numbers padded with `window` sentinels (-1) at both ends, so that
+    # the same-document test also rules out positions beyond the chunk.
+    padded = np.full(n + 2 * window, -1, dtype=docs.dtype)
+    padded[window:-window] = docs
+    # (n, 2 * window) padded positions of the candidate contexts; row-major = gensim's order.
+    positions = np.arange(window, n + window)[:, None] + offsets
     valid = np.abs(offsets) <= reach[:, None]
-    valid &= (positions >= 0) & (positions < n)
-    np.clip(positions, 0, n - 1, out=positions)
-    valid &= docs[positions] == docs[:, None]
+    valid &= padded[positions] == docs[:, None]
     centre_pos = np.nonzero(valid)[0]
-    return ids[centre_pos], ids[positions[valid]]
+    return ids[centre_pos], ids[positions[valid] - window]
 
 
 def pair_batches(
