@@ -57,7 +57,7 @@ def reinforce_loss(
 ) -> torch.Tensor:
     r"""Surrogate loss whose gradient is the REINFORCE estimate of Eq. (7).
 
-    :math:`-\sum_i r_i \nabla \log q(\tilde w_i \mid w_{t_i}) - \beta \sum_t \nabla H(q_t)`:
+    :math:`-\sum_i [r_i \nabla \log q(\tilde w_i \mid w_{t_i}) + \beta \nabla H(q_{t_i})]`:
     minimising it raises the probability of negatives with a high reward (those the
     discriminator mistakes for true contexts) and, with :math:`\beta > 0`, keeps the
     generator's distribution spread out.
@@ -68,8 +68,9 @@ def reinforce_loss(
         :math:`\log q` of each sampled negative, with a graph to the generator.
     rewards : Tensor of shape (n,)
         Rewards (treated as constants).
-    entropies : Tensor of shape (n_centres,)
-        Entropy of the generator's distribution for each distinct centre word.
+    entropies : Tensor of shape (n,)
+        Entropy of the generator's distribution given each sample's centre word, so
+        that :math:`\beta` weighs the entropy against the reward of one sample.
     entropy_weight : float
         :math:`\beta`.
 
@@ -99,8 +100,8 @@ class Proposal:
         The slots drawn from the generator (and not masked).
     log_q : Tensor of shape (n_from_generator,)
         :math:`\\log q` of those samples, with a graph to the generator.
-    entropy : Tensor of shape (n_distinct_centres,)
-        Entropy of :math:`q_t` per distinct centre word, with a graph.
+    entropy : Tensor of shape (n_from_generator,)
+        Entropy of :math:`q_t` given each of those samples' centre word, with a graph.
     """
 
     negatives: torch.Tensor
@@ -168,7 +169,7 @@ def propose_negatives(
     rows = inverse.unsqueeze(1).expand(batch, n_negatives)[from_gen]
     if rows.numel() == 0:
         empty = log_q_all.new_zeros(0)
-        return Proposal(negatives, weights, from_gen, empty, entropy)
+        return Proposal(negatives, weights, from_gen, empty, empty)
     # Inverse-CDF sampling of every slot in one 1-D search: row r's CDF is shifted
     # to (r, r + 1] and the rows are concatenated, so the whole table is sorted and
     # slot i searches r_i + u_i. float64 keeps 1e-12 resolution at r ~ 10^4.
@@ -203,4 +204,4 @@ def propose_negatives(
     weights[from_gen] = slot_weights
     mask = from_gen.clone()
     mask[from_gen] = keep
-    return Proposal(negatives, weights, mask, log_q[keep], entropy)
+    return Proposal(negatives, weights, mask, log_q[keep], entropy[rows][keep])

@@ -1,0 +1,154 @@
+"""ACE's generator: sampling, REINFORCE against exact enumeration, and each option's effect."""
+
+import numpy as np
+import pytest
+import torch
+
+from sknce.nn import SkipGram
+from sknce.noise import UniformNoise, UnigramNoise
+from sknce.words._generator import normalize_rewards, propose_negatives, reinforce_loss
+
+V = 5
+
+
+def _generator(seed=0, scale=1.0):
+    torch.manual_seed(seed)
+    gen = SkipGram(V, 3, sparse=True)
+    with torch.no_grad():
+        gen.input_embeddings.weight.normal_(0, scale)
+        gen.output_embeddings.weight.normal_(0, scale)
+    return gen
+
+
+def _propose(gen, noise, centres, contexts, *, k=5, **options):
+    settings = dict(
+        n_negatives=k,
+        noise_mixture=0.0,
+        n_candidates=4000,
+        mask_false_negatives=False,
+        importance_weighting=False,
+        rng=torch.Generator().manual_seed(0),
+    )
+    settings.update(options)
+    return propose_negatives(gen, noise, centres, contexts, **settings)
+
+
+def test_normalize_rewards_is_a_tempered_sigmoid_of_the_standardised_rewards():
+    raw = torch.tensor([0.1, 0.5, 0.9, 0.2])
+    z = (raw - raw.mean()) / raw.std(correction=0)
+    np.testing.assert_allclose(normalize_rewards(raw, 0.5), torch.sigmoid(z / 0.5), rtol=1e-5)
+    assert normalize_rewards(raw, 0.5).argmax() == 2
+
+
+def test_generator_samples_follow_its_softmax():
+    gen = _generator()
+    centres = torch.zeros(4000, dtype=torch.long)
+    noise = UnigramNoise(np.arange(1, V + 1))
+    proposal = _propose(gen, noise, centres, centres + 1, n_candidates=20000)
+    freq = np.bincount(proposal.negatives.reshape(-1).numpy(), minlength=V) / 20000
+    with torch.no_grad():
+        softmax = torch.softmax(gen.logits(torch.tensor([0]), torch.arange(V))[0], 0).numpy()
+    np.testing.assert_allclose(freq, softmax, atol=0.02)
+
+
+def test_reinforce_gradient_matches_exact_enumeration():
+    """Monte-Carlo REINFORCE gradient vs the gradient of sum_w G(w|t) r(w) by enumeration."""
+    rewards_by_word = torch.tensor([0.9, 0.1, 0.4, 0.7, 0.2])
+    gen = _generator(seed=1)
+    logits = gen.logits(torch.tensor([2]), torch.arange(V))[0]
+    expected_reward = (torch.softmax(logits, 0) * rewards_by_word).sum()
+    exact = torch.autograd.grad(-expected_reward, gen.input_embeddings.weight)[0].to_dense()
+
+    centres = torch.full((4000,), 2, dtype=torch.long)
+    proposal = _propose(gen, UniformNoise(V), centres, centres, n_candidates=2000)
+    words = proposal.negatives[proposal.from_generator]
+    loss = reinforce_loss(proposal.log_q, rewards_by_word[words], proposal.entropy, 0.0)
+    (loss / words.numel()).backward()
+    estimate = gen.input_embeddings.weight.grad.to_dense()
+    assert torch.count_nonzero(exact[2]) == 3
+    np.testing.assert_allclose(estimate[2], exact[2], atol=0.03)
+    np.testing.assert_allclose(np.delete(estimate.numpy(), 2, 0), 0.0)
+
+
+def _train_against_fixed_discriminator(entropy_weight, steps=150):
+    """Generator steps with rewards D(w|t) from a planted discriminator that loves word 4."""
+    gen = _generator(seed=2, scale=0.1)
+    opt = torch.optim.SGD(gen.parameters(), lr=0.002)
+    noise = UniformNoise(V)
+    d_scores = torch.tensor([-3.0, -3.0, -3.0, -3.0, 3.0])
+    rng = torch.Generator().manual_seed(3)
+    centres = torch.zeros(200, dtype=torch.long)
+    for _ in range(steps):
+        proposal = _propose(gen, noise, centres, centres + 1, n_candidates=64, rng=rng)
+        words = proposal.negatives[proposal.from_generator]
+        rewards = normalize_rewards(torch.sigmoid(d_scores[words]), 0.5)
+        loss = reinforce_loss(proposal.log_q, rewards, proposal.entropy, entropy_weight)
+        opt.zero_grad()
+        loss.backward()  # summed over the samples, as in ACEWord2Vec
+        opt.step()
+    with torch.no_grad():
+        return torch.softmax(gen.logits(torch.tensor([0]), torch.arange(V))[0], 0)
+
+
+def test_generator_shifts_towards_the_negatives_the_discriminator_finds_hard():
+    before = torch.softmax(
+        _generator(seed=2, scale=0.1).logits(torch.tensor([0]), torch.arange(V))[0], 0
+    )
+    after = _train_against_fixed_discriminator(entropy_weight=0.0)
+    assert before[4] < 0.3
+    assert after[4] > 0.6
+
+
+def test_entropy_weight_keeps_the_generator_spread_out():
+    def entropy(p):
+        return float(-(p * p.log()).sum())
+
+    assert (
+        entropy(_train_against_fixed_discriminator(1.0))
+        > entropy(_train_against_fixed_discriminator(0.0)) + 0.2
+    )
+
+
+def test_noise_mixture_sets_the_share_of_generator_slots():
+    gen = _generator()
+    centres = torch.zeros(2000, dtype=torch.long)
+    proposal = _propose(gen, UniformNoise(V), centres, centres, noise_mixture=0.7)
+    assert proposal.from_generator.float().mean() == pytest.approx(0.3, abs=0.02)
+
+
+def _peaked_generator(word):
+    gen = _generator()
+    with torch.no_grad():
+        gen.input_embeddings.weight.zero_()
+        gen.input_embeddings.weight[:, 0] = 1.0
+        gen.output_embeddings.weight.zero_()
+        gen.output_embeddings.weight[word, 0] = 5.0
+    return gen
+
+
+def test_false_negatives_are_masked():
+    gen = _peaked_generator(word=3)  # the generator mostly proposes word 3 ...
+    centres = torch.zeros(1000, dtype=torch.long)
+    contexts = torch.full((1000,), 3)  # ... which is the true context of centre 0
+    masked = _propose(gen, UniformNoise(V), centres, contexts, mask_false_negatives=True)
+    kept = _propose(gen, UniformNoise(V), centres, contexts, mask_false_negatives=False)
+    hits = masked.negatives == 3
+    assert hits.float().mean() > 0.5
+    assert torch.all(masked.weights[hits] == 0) and not masked.from_generator[hits].any()
+    assert torch.all(kept.weights == 1)
+    assert masked.log_q.shape[0] == int(masked.from_generator.sum())
+
+
+def test_importance_weights_restore_the_noise_expectation():
+    """Weighted by p_N / G, the generator's samples have the noise's frequencies."""
+    gen = _peaked_generator(word=1)
+    noise = UnigramNoise(np.array([5.0, 1.0, 2.0, 3.0, 4.0]), ns_exponent=1.0)
+    centres = torch.zeros(6000, dtype=torch.long)
+    proposal = _propose(gen, noise, centres, centres, importance_weighting=True)
+    words = proposal.negatives.reshape(-1).numpy()
+    weights = proposal.weights.reshape(-1).numpy()
+    weighted = np.bincount(words, weights=weights, minlength=V) / weights.sum()
+    plain = np.bincount(words, minlength=V) / words.size
+    assert plain[1] > 0.5  # the generator is peaked on word 1 ...
+    np.testing.assert_allclose(weighted, noise.probs, atol=0.03)  # ... the weights undo it
+    assert weights.mean() == pytest.approx(1.0, rel=1e-4)
