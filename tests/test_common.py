@@ -48,7 +48,8 @@ REGISTRY: dict[str, Entry] = {
     ),
     # words (Bose & Cao)
     "ACEWord2Vec": Entry(
-        dict(n_components=8, min_count=1, max_epochs=1, random_state=0), "tokens"
+        dict(n_components=8, min_count=1, sample=0, max_epochs=1, n_jobs=1, random_state=0),
+        "tokens",
     ),
     # conditional (Ma & Collins)
     "ConditionalNCEClassifier": Entry(
