@@ -342,8 +342,8 @@ def _encoded_chunks(
     """Yield (word ids, document number of each id) over whole documents.
 
     Each chunk gathers consecutive documents until they hold ``min_tokens``
-    in-vocabulary tokens; out-of-vocabulary tokens are dropped, as gensim drops
-    them before subsampling and windowing.
+    tokens; out-of-vocabulary tokens are then dropped, as gensim drops them
+    before subsampling and windowing.
     """
     get = index.get
     unknown = repeat(-1)
@@ -372,27 +372,31 @@ def _chunk_pairs(
     keep_probs: np.ndarray | None,
     window: int,
     rng: np.random.Generator,
-) -> tuple[np.ndarray, np.ndarray]:
-    """All (centre, context) pairs of one chunk, centre by centre, contexts left to right."""
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """All (centre, context) pairs of one chunk, centre by centre, contexts left to right.
+
+    Yielded in blocks of at most ``_CHUNK_TOKENS`` centres, so that the
+    ``(centres, 2 * window)`` temporaries stay small even when one document
+    is much longer than a chunk.
+    """
     if keep_probs is not None:
         kept = rng.random(len(ids)) < keep_probs[ids]
         ids, docs = ids[kept], docs[kept]
     n = len(ids)
-    if n == 0:
-        empty = np.empty(0, dtype=np.int64)
-        return empty, empty
     reach = rng.integers(1, window + 1, size=n)
     offsets = np.concatenate([np.arange(-window, 0), np.arange(1, window + 1)])
     # Document numbers padded with `window` sentinels (-1) at both ends, so that
     # the same-document test also rules out positions beyond the chunk.
     padded = np.full(n + 2 * window, -1, dtype=docs.dtype)
     padded[window:-window] = docs
-    # (n, 2 * window) padded positions of the candidate contexts; row-major = gensim's order.
-    positions = np.arange(window, n + window)[:, None] + offsets
-    valid = np.abs(offsets) <= reach[:, None]
-    valid &= padded[positions] == docs[:, None]
-    centre_pos = np.nonzero(valid)[0]
-    return ids[centre_pos], ids[positions[valid] - window]
+    for start in range(0, n, _CHUNK_TOKENS):
+        stop = min(start + _CHUNK_TOKENS, n)
+        # Padded positions of the candidate contexts; row-major order = gensim's order.
+        positions = np.arange(start + window, stop + window)[:, None] + offsets
+        valid = np.abs(offsets) <= reach[start:stop, None]
+        valid &= padded[positions] == docs[start:stop, None]
+        centre_pos = start + np.nonzero(valid)[0]
+        yield ids[centre_pos], ids[positions[valid] - window]
 
 
 def pair_batches(
@@ -416,7 +420,9 @@ def pair_batches(
 
     The work is vectorised over chunks of whole documents (about 65k tokens),
     so memory is bounded by one chunk plus one batch, whatever the corpus
-    length (a single document longer than a chunk forms its own chunk).
+    length. A single document longer than a chunk forms its own chunk, whose
+    word ids (8 bytes a token) are held at once; its pairs are still built and
+    batched block by block.
 
     Parameters
     ----------
@@ -449,13 +455,13 @@ def pair_batches(
     keep_probs = vocab.keep_probs(sample)
     if np.all(keep_probs >= 1.0):
         keep_probs = None  # skip the draws when nothing would be dropped
-    # Pairs left over from the previous chunk (fewer than batch_size); they are
-    # copied out so that no full chunk outlives its turn (memory stays flat).
+    # Pairs left over from the previous block (fewer than batch_size); they are
+    # copied out so that no block outlives its turn (memory stays flat).
     rest_centres = rest_contexts = np.empty(0, dtype=np.int64)
-    min_tokens = max(_CHUNK_TOKENS, batch_size)
-    for ids, docs in _encoded_chunks(X, tokenizer, vocab.index, min_tokens):
-        centres, contexts = _chunk_pairs(ids, docs, keep_probs, window, rng)
-        del ids, docs
+    chunks = _encoded_chunks(X, tokenizer, vocab.index, _CHUNK_TOKENS)
+    for centres, contexts in (
+        block for ids, docs in chunks for block in _chunk_pairs(ids, docs, keep_probs, window, rng)
+    ):
         start = 0
         if len(rest_centres):
             start = batch_size - len(rest_centres)

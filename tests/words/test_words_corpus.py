@@ -328,6 +328,32 @@ def test_pair_batches_stream_in_bounded_memory(monkeypatch):
     assert large < 1.5e6
 
 
+def test_one_long_document_is_paired_block_by_block(monkeypatch):
+    """Blocks of centres give the same pairs as one pass, in a fraction of the memory."""
+    doc = next(iter(LazyCorpus(1, 100_000)))
+    vocab = Vocabulary.build([doc], min_count=1)
+    assert vocab.keep_probs(1e-3).max() < 1  # subsampling draws are part of the check
+
+    def stream(chunk_tokens, keep=False):
+        monkeypatch.setattr(_corpus, "_CHUNK_TOKENS", chunk_tokens)
+        rng = np.random.default_rng(0)
+        batches = pair_batches([doc], None, vocab, window=5, sample=1e-3, batch_size=999, rng=rng)
+        if keep:
+            return np.concatenate([np.stack(b) for b in batches], axis=1)
+        tracemalloc.start()
+        n_pairs = sum(len(c) for c, _ in batches)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        return n_pairs, peak
+
+    np.testing.assert_array_equal(stream(1000, keep=True), stream(1 << 20, keep=True))
+    (n_blocked, blocked), (n_whole, whole) = stream(1000), stream(1 << 20)
+    assert n_blocked == n_whole > 0
+    # One pass over the ~27k kept tokens needs (27k, 10) positions, masks and
+    # gathers (~10 MB); in blocks, the 1-d arrays of the document dominate.
+    assert blocked < whole / 2
+
+
 def test_streaming_counts_with_an_iterable_class_restart_every_pass():
     corpus = LazyCorpus(5, 20)
     vocab = Vocabulary.build(corpus, min_count=1)
