@@ -104,10 +104,10 @@ class WordVectors:
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         bad_rows = np.flatnonzero(~np.isfinite(vectors).all(axis=1))
         if len(bad_rows):
+            others = f" and {len(bad_rows) - 1} more words" if len(bad_rows) > 1 else ""
             raise ValueError(
-                f"the vector of {words[bad_rows[0]]!r} (and {len(bad_rows) - 1} others) "
-                "has non-finite values (NaN or inf, or beyond float32's range); "
-                "fix or drop those words."
+                f"the vector of {words[bad_rows[0]]!r}{others} has non-finite values (NaN "
+                "or inf, or beyond float32's range); fix or drop those words."
             )
         self.words = words
         self.index = index
