@@ -22,13 +22,13 @@ from sknce.datasets import make_latent_classes
 
 torch.set_num_threads(1)
 priors = {"uniform": np.full(4, 0.25), "skewed": np.array([0.55, 0.25, 0.15, 0.05])}
-fig, axes = plt.subplots(1, 2, figsize=(7, 3.2))
+fig, axes = plt.subplots(1, 2, figsize=(8.5, 3.6))
 for ax, (name, prior) in zip(axes, priors.items()):
     gram, U = nce_optimal_gram(prior, 8, n_steps=300, batch_size=1000, random_state=0)
     image = ax.imshow(gram, vmin=-1, vmax=1, cmap="RdBu_r")
     for (i, j), value in np.ndenumerate(gram):
         ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=8)
-    ax.set_title(f"{name} prior: L_sup = {supervised_loss(U, prior):.3f}")
+    ax.set_title(f"{name} prior, L_sup = {supervised_loss(U, prior):.3f}", fontsize=10)
     ax.set_xticks(range(4))
     ax.set_yticks(range(4))
 fig.colorbar(image, ax=axes, shrink=0.8)
