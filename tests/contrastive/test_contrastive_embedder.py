@@ -165,3 +165,26 @@ def test_early_stopping_needs_validation_anchors():
     emb = LatentClassNCEEmbedder(early_stopping=True, validation_fraction=0.1, **FAST)
     with pytest.raises(ValueError, match="validation_fraction"):
         emb.fit(X, [0, 0, 0, 1, 1, 1])
+
+
+def test_loss_module_in_batch_and_drawn_negatives_agree_with_the_core_loss():
+    from sknce.losses import k_negative
+    from sknce.nn import LatentClassNCELoss, SphereEncoder
+
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        module = LatentClassNCELoss(SphereEncoder(5, (7,), 3), loss="logistic", beta=2.0)
+        x, x_pos = torch.randn(4, 5, dtype=torch.float64), torch.randn(4, 5, dtype=torch.float64)
+    module = module.double()
+    neg_index = torch.tensor([[1, 5, 7], [0, 6, 6], [3, 4, 1], [0, 1, 2]])
+    rows = torch.cat([x, x_pos])
+    # The same negatives, passed as k drawn blocks of B rows (block j = negative j).
+    x_neg = [rows[neg_index[:, j]] for j in range(3)]
+    with torch.no_grad():
+        z = module.encoder(rows)
+        expected = float(k_negative(z[:4], z[4:], z[neg_index], loss="logistic", beta=2.0))
+        in_batch = float(module(x, x_pos, neg_index=neg_index))
+        drawn = float(module(x, x_pos, x_neg=x_neg))
+    np.testing.assert_allclose(torch.linalg.norm(z, dim=1), 1.0)
+    assert in_batch == pytest.approx(expected, rel=1e-12)
+    assert drawn == pytest.approx(expected, rel=1e-12)
