@@ -22,6 +22,7 @@ Run::
 
     flock /tmp/sknce-bench.lock .venv/bin/python benchmarks/bench_words.py
     .venv/bin/python benchmarks/bench_words.py --seeds 1 --epochs 5   # quick
+    .venv/bin/python benchmarks/bench_words.py --methods ace --epochs --name bench_words_ace
 """
 
 from __future__ import annotations
@@ -59,7 +60,11 @@ def evaluate(wv, counts: dict) -> dict:
     for name, path in (("ws353", wordsim353_path()), ("simlex", simlex999_path())):
         out[name] = float(wv.evaluate_word_pairs(path)[1][0])
         rare = rare_word_pairs(path, counts)
-        out[f"{name}_rare"] = float(wv.evaluate_word_pairs(rare)[1][0])
+        # gensim reads pairs only from a file: write the rare ones as one
+        with tempfile.NamedTemporaryFile("w", suffix=".tsv", delete=False) as f:
+            f.writelines(f"{a}\t{b}\t{score}\n" for a, b, score in rare)
+        out[f"{name}_rare"] = float(wv.evaluate_word_pairs(f.name)[1][0])
+        os.unlink(f.name)
         out[f"{name}_rare_pairs"] = len(rare)
     return out
 
@@ -134,8 +139,11 @@ def in_subprocess(method: str, epochs: int | None, seed: int) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--epochs", type=int, nargs="+", default=[5, 10, 20])
-    parser.add_argument("--no-ace", action="store_true")
+    parser.add_argument("--epochs", type=int, nargs="*", default=[5, 10, 20])
+    parser.add_argument(
+        "--methods", nargs="+", default=["gensim", "nce", "ace"], choices=["gensim", "nce", "ace"]
+    )
+    parser.add_argument("--name", default="bench_words", help="results file stem")
     parser.add_argument("--one", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
@@ -145,9 +153,8 @@ def main() -> None:
 
     corpus()  # parse once before any timed run
     plan = [("gensim", e) for e in args.epochs] + [("nce", None)]
-    plan += [("nce", e) for e in args.epochs]
-    if not args.no_ace:
-        plan.append(("ace", None))
+    plan += [("nce", e) for e in args.epochs] + [("ace", None)]
+    plan = [(method, epochs) for method, epochs in plan if method in args.methods]
     rows, table1 = [], {}
     for seed in range(args.seeds):
         for method, epochs in plan:
@@ -184,7 +191,7 @@ def main() -> None:
                     entry[f"{key}_sd"] = float(values.std())
             summary.append(entry)
     report(
-        "bench_words",
+        args.name,
         summary,
         title="Word vectors on the gensim Wikipedia excerpt (mean over seeds)",
         params={

@@ -102,11 +102,13 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         noise alone.
     noise_mixture : float, default=0.5
         Weight λ of the fixed noise in the mixture.
-    n_candidates : int, default=256
+    n_candidates : int, default=128
         Size of the candidate set that approximates the generator's softmax per
         batch: the unique centre words of a batch are scored against
         ``n_candidates`` words drawn from :math:`p_N` in one matrix product, and the
-        generator samples by importance resampling (see the User Guide).
+        generator samples by importance resampling (see the User Guide). At
+        V = 28k an ACE epoch cost 2.6x an NCE epoch with 128 candidates, 3.2x with
+        256, 4.6x with 512.
     reward_temperature : float, default=0.5
         Temperature of the sigmoid applied to the standardised rewards (Section 3).
     entropy_weight : float, default=0.0
@@ -253,7 +255,7 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         objective: str = "negative_sampling",
         adversarial: bool = True,
         noise_mixture: float = 0.5,
-        n_candidates: int = 256,
+        n_candidates: int = 128,
         reward_temperature: float = 0.5,
         entropy_weight: float = 0.0,
         mask_false_negatives: bool = True,

@@ -293,7 +293,7 @@ class SkipGramTrainer:
         the same seed at every epoch gives the same negatives.
         """
         self.module.eval()
-        rng = torch.Generator().manual_seed(seed)
+        rng = torch.Generator(self.device).manual_seed(seed)
         total, n_pairs = 0.0, 0
         d = self.module.discriminator
         with torch.no_grad():
