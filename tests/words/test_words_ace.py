@@ -249,3 +249,32 @@ def test_set_output_pandas():
     np.testing.assert_allclose(
         frame.to_numpy(), model.set_output(transform="default").transform(docs[:4])
     )
+
+
+def _own_group_mass(model):
+    """Mean probability the generator gives to the centre word's own group."""
+    gen = model.net_.module_.generator
+    words = [w for g in GROUPS for w in g]
+    ids = torch.tensor([model.vocabulary_[w] for w in words])
+    with torch.no_grad():
+        probs = torch.softmax(gen.logits(ids, torch.arange(len(words))), dim=1).numpy()
+    mass = []
+    for row, word in zip(probs, words):
+        group = next(g for g in GROUPS if word in g)
+        mass.append(sum(row[model.vocabulary_[w]] for w in group))
+    return float(np.mean(mass))
+
+
+def test_generator_learns_the_hard_negatives_of_a_planted_corpus():
+    """The discriminator scores a word's own group high: the generator moves there.
+
+    The own group holds a third of the noise's mass. With false-negative masking,
+    those words (true contexts within the batch) earn the generator nothing, and
+    its mass moves to the other groups' words instead.
+    """
+    docs, _ = _planted()
+    params = dict(max_epochs=15, generator_lr=0.01, **FAST)
+    unmasked = ACEWord2Vec(mask_false_negatives=False, **params).fit(docs)
+    masked = ACEWord2Vec(mask_false_negatives=True, **params).fit(docs)
+    assert _own_group_mass(unmasked) > 0.8
+    assert _own_group_mass(masked) < 0.25
