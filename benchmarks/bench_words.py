@@ -22,7 +22,8 @@ Run::
 
     flock /tmp/sknce-bench.lock .venv/bin/python benchmarks/bench_words.py
     .venv/bin/python benchmarks/bench_words.py --seeds 1 --epochs 5   # quick
-    .venv/bin/python benchmarks/bench_words.py --methods ace --epochs --name bench_words_ace
+    flock /tmp/sknce-bench.lock .venv/bin/python benchmarks/bench_words.py \\
+        --methods gensim nce ace --epochs 20   # the README's run
 """
 
 from __future__ import annotations
