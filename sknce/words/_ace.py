@@ -121,7 +121,8 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         Weight each generator sample in the discriminator's loss by
         :math:`p_N(\tilde w) / G(\tilde w \mid w_t)` (normalised to mean 1 per batch).
         The weights are not bounded: on the benchmark corpus (10 epochs, ``lr=0.05``)
-        single negatives were weighted up to 150–280 and the fit diverged.
+        single negatives were weighted up to 150–280 and the fit diverged (``fit``
+        then raises a ``ValueError``: lower ``lr`` or switch the weighting off).
     generator_lr : float, default=0.01
         Learning rate of the generator (SGD on the REINFORCE objective, summed over
         a batch's samples). On the planted corpus of the tests, 0.01 moved the
@@ -465,6 +466,18 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
                 raise ValueError(
                     "the corpus yields no (centre, context) pair: every document has fewer "
                     "than two in-vocabulary words. Lower min_count, or pass longer documents."
+                )
+            if not (
+                np.isfinite(loss) and torch.isfinite(discriminator.input_embeddings.weight).all()
+            ):
+                raise ValueError(
+                    f"training diverged in epoch {epoch}: the loss or the word vectors became "
+                    f"non-finite (NaN or inf). Lower lr (now {self.lr})"
+                    + (
+                        ", or set importance_weighting=False (its weights are unbounded)."
+                        if self.adversarial and self.importance_weighting
+                        else "."
+                    )
                 )
             if epoch == 1:
                 per_epoch = float(n_pairs)

@@ -33,7 +33,7 @@ __all__ = ["pair_scores", "sgd_pairs"]
 _MAX_SCORE = 30.0
 
 
-@njit(nogil=True, cache=True, fastmath=True)
+@njit(nogil=True, cache=True, fastmath=True, error_model="numpy")
 def sgd_pairs(
     w_in: np.ndarray,
     w_out: np.ndarray,
@@ -111,7 +111,7 @@ def sgd_pairs(
     return total
 
 
-@njit(nogil=True, cache=True, fastmath=True)
+@njit(nogil=True, cache=True, fastmath=True, error_model="numpy")
 def pair_scores(
     w_in: np.ndarray, w_out: np.ndarray, centres: np.ndarray, targets: np.ndarray
 ) -> np.ndarray:

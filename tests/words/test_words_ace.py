@@ -136,6 +136,14 @@ def test_empty_corpus_or_vocabulary_is_a_value_error():
         ACEWord2Vec(**FAST).fit([["a"], ["b"]])
 
 
+@pytest.mark.parametrize("adversarial", [False, True])
+def test_divergence_is_a_clear_value_error(adversarial):
+    """A learning rate that blows the vectors up stops the fit with the fix, not a NaN model."""
+    model = ACEWord2Vec(max_epochs=2, lr=1e4, adversarial=adversarial, **FAST)
+    with pytest.raises(ValueError, match="training diverged in epoch 1.*Lower lr"):
+        model.fit(_planted()[0])
+
+
 def test_unknown_word_is_a_key_error():
     model = ACEWord2Vec(max_epochs=1, **FAST).fit(_planted()[0])
     with pytest.raises(KeyError, match="zebra"):
