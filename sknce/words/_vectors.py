@@ -96,6 +96,9 @@ class WordVectors:
         for word in words:
             if not isinstance(word, str):
                 raise TypeError(f"words must be str, got {type(word).__name__} {word!r}.")
+        # numpy.str_ tokens (e.g. from numpy arrays) are str subclasses: store plain str so
+        # queries return what gensim returns.
+        words = [str(word) for word in words]
         index = {word: i for i, word in enumerate(words)}
         if len(index) != len(words):
             seen: set[str] = set()

@@ -81,6 +81,12 @@ def test_most_similar_is_cosine_top_n_without_the_query_word(wv):
     assert len(wv.most_similar("cat", topn=1000)) == len(wv) - 1
 
 
+def test_numpy_string_words_are_stored_and_returned_as_str():
+    wv = WordVectors(np.array(["ab", "cd", "ef"]), np.eye(3) + 0.1)
+    assert all(type(word) is str for word in wv.words)
+    assert all(type(word) is str for word, _ in wv.most_similar("ab", topn=2))
+
+
 def test_most_similar_recovers_planted_neighbours():
     base = np.eye(4)
     words = ["king", "queen", "apple", "pear", "car", "bus", "red", "blue"]
