@@ -123,6 +123,7 @@ def propose_negatives(
     mask_false_negatives: bool,
     importance_weighting: bool,
     rng: torch.Generator,
+    max_importance_weight: float = math.inf,
 ) -> Proposal:
     """Draw ``n_negatives`` per pair from ``noise_mixture * p_N + (1 - noise_mixture) * G``.
 
@@ -148,6 +149,9 @@ def propose_negatives(
         discriminator's loss keeps the expectation it has under :math:`p_N` while
         the samples concentrate where the discriminator is wrong.
     rng : torch.Generator
+    max_importance_weight : float, default=inf
+        Truncation of the normalised importance weights (truncated importance
+        sampling, Ionides 2008): bias traded for a bounded SGD step per negative.
 
     Returns
     -------
@@ -200,7 +204,7 @@ def propose_negatives(
         ratio = torch.exp(-log_q.detach() - math.log(n_candidates)) * slot_weights
         total = ratio.sum()
         if total > 0:
-            slot_weights = ratio * (slot_weights.sum() / total)
+            slot_weights = (ratio * (slot_weights.sum() / total)).clamp_(max=max_importance_weight)
     weights[from_gen] = slot_weights
     mask = from_gen.clone()
     mask[from_gen] = keep

@@ -46,6 +46,7 @@ class ACEConfig:
     entropy_weight: float
     mask_false_negatives: bool
     importance_weighting: bool
+    max_importance_weight: float
     generator_lr: float
 
 
@@ -176,6 +177,7 @@ class SkipGramTrainer:
             n_candidates=cfg.n_candidates,
             mask_false_negatives=cfg.mask_false_negatives,
             importance_weighting=cfg.importance_weighting,
+            max_importance_weight=cfg.max_importance_weight,
             rng=self.rng,
         )
         self._generator_step(centres, proposal)

@@ -152,3 +152,18 @@ def test_importance_weights_restore_the_noise_expectation():
     assert plain[1] > 0.5  # the generator is peaked on word 1 ...
     np.testing.assert_allclose(weighted, noise.probs, atol=0.03)  # ... the weights undo it
     assert weights.mean() == pytest.approx(1.0, rel=1e-4)
+
+
+def test_max_importance_weight_truncates_the_weights():
+    """Truncated importance sampling: no negative outweighs the cap, the others keep theirs."""
+    gen = _peaked_generator(word=1)
+    noise = UnigramNoise(np.array([5.0, 1.0, 2.0, 3.0, 4.0]), ns_exponent=1.0)
+    centres = torch.zeros(6000, dtype=torch.long)
+    full = _propose(gen, noise, centres, centres, importance_weighting=True)
+    capped = _propose(
+        gen, noise, centres, centres, importance_weighting=True, max_importance_weight=5.0
+    )
+    assert full.weights.max() > 5.0  # the cap binds on this peaked generator ...
+    assert capped.weights.max() == pytest.approx(5.0)  # ... and bounds every weight
+    below = full.weights < 5.0
+    torch.testing.assert_close(capped.weights[below], full.weights[below])
