@@ -136,6 +136,15 @@ class BaseNCE(BaseEstimator):
         "patience": [Interval(Integral, 1, None, closed="left")],
     }
 
+    def _check_hidden(self) -> tuple[int, ...]:
+        """``hidden_layer_sizes`` as a tuple, or a ValueError naming the expected form."""
+        sizes = tuple(self.hidden_layer_sizes)
+        if not all(isinstance(s, Integral) and s >= 1 for s in sizes):
+            raise ValueError(
+                f"hidden_layer_sizes must be a tuple of positive ints, got {sizes!r}."
+            )
+        return sizes
+
     def _fit_seed(self) -> int:
         """Draw this fit's torch seed from ``random_state``."""
         return int(check_random_state(self.random_state).randint(_SEED_HIGH))

@@ -223,14 +223,6 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
             )
         return as_csr_or_dense(X), codes, groups
 
-    def _check_hidden(self) -> tuple[int, ...]:
-        sizes = tuple(self.hidden_layer_sizes)
-        if not all(isinstance(s, Integral) and s >= 1 for s in sizes):
-            raise ValueError(
-                f"hidden_layer_sizes must be a tuple of positive ints, got {sizes!r}."
-            )
-        return sizes
-
     def _sampler(self, X, codes: np.ndarray, device: str) -> LatentClassSampler:
         return LatentClassSampler(
             X, codes, self.n_negatives, self.negatives, self.exclude_collisions, device

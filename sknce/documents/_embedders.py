@@ -200,13 +200,6 @@ class _BaseDocumentNCE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNC
         ]
         self.n_iter_ = len(self.history_)
 
-    def _check_hidden(self) -> None:
-        sizes = tuple(self.hidden_layer_sizes)
-        if not all(isinstance(s, Integral) and s >= 1 for s in sizes):
-            raise ValueError(
-                f"hidden_layer_sizes must be a tuple of positive ints, got {sizes!r}."
-            )
-
     @property
     def _scorer(self):
         return self.net_.module_.scorer
@@ -446,14 +439,15 @@ class LandmarkNCEEmbedder(_BaseDocumentNCE):
         self.validation_fraction = validation_fraction
         self.patience = patience
 
-    def _check_hidden(self) -> None:
-        super()._check_hidden()
-        if len(tuple(self.hidden_layer_sizes)) < 1:
+    def _check_hidden(self) -> tuple[int, ...]:
+        sizes = super()._check_hidden()
+        if not sizes:
             raise ValueError(
                 "LandmarkNCEEmbedder needs at least one hidden layer: with "
                 "hidden_layer_sizes=() f(x, x') would be additive in x and x' and carry "
                 "no information about the pair. Use e.g. hidden_layer_sizes=(512, 512)."
             )
+        return sizes
 
     def _make_scorer(self, n_features: int) -> torch.nn.Module:
         return PairScorer(n_features, tuple(self.hidden_layer_sizes))
