@@ -149,7 +149,11 @@ def binary_nce(
 
 
 def negative_sampling(
-    pos_scores: torch.Tensor, neg_scores: torch.Tensor, *, reduction: str = "mean"
+    pos_scores: torch.Tensor,
+    neg_scores: torch.Tensor,
+    *,
+    neg_weights: torch.Tensor | None = None,
+    reduction: str = "mean",
 ) -> torch.Tensor:
     r"""Negative-sampling loss of Mikolov et al. (2013), word2vec's objective.
 
@@ -165,6 +169,9 @@ def negative_sampling(
     pos_scores : Tensor of shape (batch,)
     neg_scores : Tensor of shape (batch, K)
         ``-inf`` marks a removed negative.
+    neg_weights : Tensor of shape (batch, K) or None, default=None
+        A weight :math:`w_k` multiplying each negative's term (e.g. importance
+        weights of negatives drawn from another distribution); ``None`` means 1.
     reduction : {"mean", "sum", "none"}, default="mean"
 
     Returns
@@ -172,7 +179,10 @@ def negative_sampling(
     Tensor
     """
     _check_pos_neg(pos_scores, neg_scores)
-    loss = F.softplus(-pos_scores) + F.softplus(neg_scores).sum(dim=1)
+    neg_terms = F.softplus(neg_scores)
+    if neg_weights is not None:
+        neg_terms = neg_weights * neg_terms
+    loss = F.softplus(-pos_scores) + neg_terms.sum(dim=1)
     return _reduce(loss, reduction)
 
 

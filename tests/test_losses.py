@@ -98,6 +98,17 @@ def test_negative_sampling_is_word2vec_objective(data):
     np.testing.assert_allclose(got.numpy(), expected, rtol=1e-10)
 
 
+def test_negative_sampling_weights_multiply_each_negative_term():
+    rng = np.random.default_rng(0)
+    pos, neg, w = rng.normal(size=7), rng.normal(size=(7, 4)), rng.uniform(0, 3, size=(7, 4))
+    neg[2, 1] = -np.inf  # a removed negative stays absent whatever its weight
+    expected = np.log1p(np.exp(-pos)) + (w * np.log1p(np.exp(neg))).sum(axis=1)
+    got = negative_sampling(_t(pos), _t(neg), neg_weights=_t(w), reduction="none")
+    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-10)
+    unit = negative_sampling(_t(pos), _t(neg), neg_weights=_t(np.ones((7, 4))))
+    assert float(unit) == pytest.approx(float(negative_sampling(_t(pos), _t(neg))))
+
+
 @settings(max_examples=30, deadline=None)
 @given(
     scores=arrays(np.float64, st.integers(1, 8), elements=score_values),

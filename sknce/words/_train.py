@@ -17,7 +17,6 @@ over the expected number (updated to the exact count after the first epoch).
 from __future__ import annotations
 
 import contextlib
-import math
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -30,7 +29,7 @@ from sknce.noise import CategoricalNoise, remove_accidental_hits
 from sknce.words._generator import normalize_rewards, propose_negatives, reinforce_loss
 from sknce.words._kernels import pair_scores, sgd_pairs
 
-__all__ = ["ACEConfig", "SkipGramTrainer", "weighted_contrastive_loss"]
+__all__ = ["ACEConfig", "SkipGramTrainer"]
 
 
 @dataclass
@@ -48,39 +47,6 @@ class ACEConfig:
     importance_weighting: bool
     max_importance_weight: float
     generator_lr: float
-
-
-def weighted_contrastive_loss(
-    pos_scores: torch.Tensor, neg_scores: torch.Tensor, weights: torch.Tensor
-) -> torch.Tensor:
-    r"""Summed negative-sampling loss with one weight per negative term.
-
-    ``pos_scores``/``neg_scores`` are the scores already corrected by
-    :math:`\log(K p_N)` for the NCE objective, so that this is
-    :func:`sknce.losses.binary_nce` (whose ``a = s - \log p_N - \log K``) as well as
-    :func:`sknce.losses.negative_sampling`. Each negative's term is
-    :func:`~sknce.losses.negative_sampling` of that negative alone (with a positive
-    at :math:`+\infty`, whose term is 0), so the weights multiply the core loss's
-    own terms.
-
-    Parameters
-    ----------
-    pos_scores : Tensor of shape (batch,)
-    neg_scores : Tensor of shape (batch, K)
-        ``-inf`` marks a removed negative.
-    weights : Tensor of shape (batch, K)
-
-    Returns
-    -------
-    Tensor
-        Scalar: the sum over the batch.
-    """
-    positive = negative_sampling(pos_scores, neg_scores[:, :0], reduction="sum")
-    flat = neg_scores.reshape(-1, 1)
-    terms = negative_sampling(
-        torch.full((flat.shape[0],), math.inf, device=flat.device), flat, reduction="none"
-    )
-    return positive + (weights.reshape(-1) * terms).sum()
 
 
 @contextlib.contextmanager
@@ -213,10 +179,9 @@ class SkipGramTrainer:
         pos = d(centres, contexts) - self._log_kpn_t[contexts]
         neg = d(centres, negatives) - self._log_kpn_t[negatives]
         neg = remove_accidental_hits(neg, contexts, negatives)
-        if weights is None:
-            loss = negative_sampling(pos, neg, reduction="sum")
-        else:
-            loss = weighted_contrastive_loss(pos, neg, weights)
+        # pos/neg are already corrected by log(K p_N) for the NCE objective, so this is
+        # binary_nce as well as negative_sampling.
+        loss = negative_sampling(pos, neg, neg_weights=weights, reduction="sum")
         self._optimizer.zero_grad()
         loss.backward()
         self._optimizer.step()

@@ -7,7 +7,6 @@ import torch
 from sknce.losses import binary_nce, negative_sampling
 from sknce.noise import remove_accidental_hits
 from sknce.words._kernels import pair_scores, sgd_pairs
-from sknce.words._train import weighted_contrastive_loss
 
 N_WORDS, DIM, K = 40, 6, 3
 
@@ -81,7 +80,9 @@ def test_kernel_weights_multiply_each_negative_term():
     v = torch.tensor(w_out, dtype=torch.float64, requires_grad=True)
     c, x, n = (torch.from_numpy(a) for a in (centres, contexts, negatives))
     neg = remove_accidental_hits(torch.einsum("bd,bkd->bk", u[c], v[n]), x, n)
-    loss = weighted_contrastive_loss((u[c] * v[x]).sum(-1), neg, torch.from_numpy(weights))
+    loss = negative_sampling(
+        (u[c] * v[x]).sum(-1), neg, neg_weights=torch.from_numpy(weights), reduction="sum"
+    )
     loss.backward()
     lr = 0.02
     new_in, new_out = w_in.copy(), w_out.copy()
@@ -99,16 +100,6 @@ def test_kernel_weights_multiply_each_negative_term():
     assert kernel_loss == pytest.approx(float(loss.detach()), rel=1e-5)
     np.testing.assert_allclose(new_in - w_in, -lr * u.grad.numpy(), atol=1e-6)
     np.testing.assert_allclose(new_out - w_out, -lr * v.grad.numpy(), atol=1e-6)
-
-
-def test_weighted_loss_with_unit_weights_is_the_core_loss():
-    g = torch.Generator().manual_seed(0)
-    pos, neg = torch.randn(7, generator=g), torch.randn(7, 4, generator=g)
-    neg[2, 1] = float("-inf")
-    expected = negative_sampling(pos, neg, reduction="sum")
-    assert weighted_contrastive_loss(pos, neg, torch.ones(7, 4)) == pytest.approx(
-        float(expected), rel=1e-6
-    )
 
 
 def test_learning_rate_decays_linearly_within_a_call():
