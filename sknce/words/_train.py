@@ -171,17 +171,21 @@ class SkipGramTrainer:
         loss.backward()
         self._g_optimizer.step()
 
+    def _loss(self, centres, contexts, negatives, weights=None) -> torch.Tensor:
+        """The discriminator's summed loss on a batch (the kernel's objective, in torch)."""
+        d = self.module.discriminator
+        # Scores corrected by log(K p_N) for the NCE objective (zero correction for
+        # negative sampling): negative_sampling of them is then binary_nce as well.
+        pos = d(centres, contexts) - self._log_kpn_t[contexts]
+        neg = d(centres, negatives) - self._log_kpn_t[negatives]
+        neg = remove_accidental_hits(neg, contexts, negatives)
+        return negative_sampling(pos, neg, neg_weights=weights, reduction="sum")
+
     def _torch_step(self, centres, contexts, negatives, weights, lr: float) -> float:
         """One autograd step of the discriminator on the core loss; the summed loss."""
         for group in self._optimizer.param_groups:
             group["lr"] = lr
-        d = self.module.discriminator
-        pos = d(centres, contexts) - self._log_kpn_t[contexts]
-        neg = d(centres, negatives) - self._log_kpn_t[negatives]
-        neg = remove_accidental_hits(neg, contexts, negatives)
-        # pos/neg are already corrected by log(K p_N) for the NCE objective, so this is
-        # binary_nce as well as negative_sampling.
-        loss = negative_sampling(pos, neg, neg_weights=weights, reduction="sum")
+        loss = self._loss(centres, contexts, negatives, weights)
         self._optimizer.zero_grad()
         loss.backward()
         self._optimizer.step()
@@ -262,7 +266,6 @@ class SkipGramTrainer:
         self.module.eval()
         rng = torch.Generator(self.device).manual_seed(seed)
         total, n_pairs = 0.0, 0
-        d = self.module.discriminator
         with torch.no_grad():
             for centres_np, contexts_np in batches:
                 centres = torch.from_numpy(centres_np).to(self.device)
@@ -270,9 +273,6 @@ class SkipGramTrainer:
                 negatives = self.noise.sample(
                     (centres.shape[0], self.config.n_negatives), generator=rng
                 ).to(self.device)
-                pos = d(centres, contexts) - self._log_kpn_t[contexts]
-                neg = d(centres, negatives) - self._log_kpn_t[negatives]
-                neg = remove_accidental_hits(neg, contexts, negatives)
-                total += float(negative_sampling(pos, neg, reduction="sum"))
+                total += float(self._loss(centres, contexts, negatives))
                 n_pairs += centres.shape[0]
         return total / max(n_pairs, 1)
