@@ -34,7 +34,9 @@ def project_simplex(V: np.ndarray) -> np.ndarray:
     return np.maximum(V - theta[:, None], 0.0)
 
 
-def recover_topic_posterior(embedder, X, topics, word_probs) -> np.ndarray:
+def recover_topic_posterior(
+    embedder, X, topics, word_probs, *, normalize: bool = True
+) -> np.ndarray:
     r"""Estimate the topic posterior :math:`E[w \mid x]` of documents (Section 6.1).
 
     For a :class:`~sknce.LandmarkNCEEmbedder` fitted with single-word landmarks
@@ -42,8 +44,15 @@ def recover_topic_posterior(embedder, X, topics, word_probs) -> np.ndarray:
     the embedding :math:`\hat\varphi(x)_i = \exp \hat f(x, l_i)` estimates
     :math:`g^\star(x, l_i) = \sum_k E[w_k \mid x]\, O(l_i \mid k) / P(l_i)`, i.e.
     :math:`\varphi = L\, E[w \mid x]` with :math:`L_{ik} = O(l_i \mid k)/P(l_i)`. This
-    function computes :math:`\hat\eta(x) = L^\dagger \hat\varphi(x)` and projects it
-    in :math:`\ell_2` onto the probability simplex.
+    function computes :math:`\hat\eta(x) = L^\dagger \hat\varphi(x)`, rescales it so
+    that its entries sum to one (``normalize=True``) and projects it in :math:`\ell_2`
+    onto the probability simplex.
+
+    The rescaling uses :math:`\mathbf 1^\top E[w \mid x] = 1` (equivalently
+    :math:`\sum_l P(l)\, g^\star(x, l) = 1`): an error of :math:`\hat f` common to all
+    landmarks of a document (an offset of its log-odds) is a factor on
+    :math:`\hat\varphi(x)` and cancels, whereas the projection alone shifts every entry
+    by the same amount, onto topics absent from the document too.
 
     With ``n_negatives = k`` negatives per positive the learned log-odds are
     :math:`\log g^\star - \log k`; the embedding is multiplied by ``k`` first.
@@ -59,6 +68,13 @@ def recover_topic_posterior(embedder, X, topics, word_probs) -> np.ndarray:
         of :func:`~sknce.datasets.make_topic_corpus`).
     word_probs : array-like of shape (n_words,)
         The marginal :math:`P(\text{word})` (e.g. ``corpus.word_probs``).
+    normalize : bool, default=True
+        Divide :math:`\hat\eta(x)` by the sum of its entries (when that sum is
+        positive) before the projection. ``False`` gives the plain projection of
+        Section 6.1. In the block-model benchmark (K = 20, V = 5000) the rescaling
+        lowered the mean :math:`\ell_2` error to the exact posterior mean by 0.03-0.06
+        in every setting, e.g. from 0.222 to 0.178 for β = 0.1 and 4000 training
+        documents (see ``benchmarks/README.md``).
 
     Returns
     -------
@@ -107,4 +123,8 @@ def recover_topic_posterior(embedder, X, topics, word_probs) -> np.ndarray:
     L = topics[:, words].T / word_probs[words, None]  # (M, K)
     phi = embedder.transform(X).astype(np.float64) * getattr(embedder, "n_negatives", 1)
     eta = phi @ np.linalg.pinv(L).T
+    if normalize:
+        # A non-positive total carries no usable scale; those rows are only projected.
+        total = eta.sum(axis=1, keepdims=True)
+        eta = np.divide(eta, total, out=eta, where=total > 0)
     return project_simplex(eta)
