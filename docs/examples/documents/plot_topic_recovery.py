@@ -29,7 +29,7 @@ posterior = corpus.posterior_mean[test]
 
 # %%
 # Landmark embedding with single-word landmarks and the "word" split, then
-# :math:`L^\dagger \hat\varphi(x)` projected onto the simplex.
+# :math:`L^\dagger \hat\varphi(x)`, rescaled to sum one and projected onto the simplex.
 emb = LandmarkNCEEmbedder(
     n_landmarks=200,
     landmarks="words",
