@@ -21,32 +21,40 @@ from dataclasses import dataclass
 
 import torch
 
-from sknce.nn import SkipGram
+from sknce.nn import SharedCentreGenerator, SkipGram
 from sknce.noise import CategoricalNoise
 
 __all__ = ["Proposal", "normalize_rewards", "propose_negatives", "reinforce_loss"]
 
 
-def normalize_rewards(rewards: torch.Tensor, temperature: float) -> torch.Tensor:
+def normalize_rewards(
+    rewards: torch.Tensor, temperature: float, baseline: bool = False
+) -> torch.Tensor:
     """Standardise rewards over the batch, then squash them with a tempered sigmoid.
 
     Section 3 of Bose et al. (2018): subtract the mean, divide by the standard
     deviation, pass through a sigmoid with temperature ``temperature`` (0.5 in
-    the paper): :math:`\\sigma((r - \\bar r) / (s_r \\tau))`.
+    the paper): :math:`\\sigma((r - \\bar r) / (s_r \\tau))`. These are all
+    positive, so REINFORCE raises the probability of every sample and only the
+    differences between samples steer the generator; with ``baseline=True`` their
+    batch mean is subtracted (a REINFORCE baseline), so that samples with
+    below-average reward are made less likely.
 
     Parameters
     ----------
     rewards : Tensor of shape (n,)
     temperature : float
+    baseline : bool, default=False
 
     Returns
     -------
-    Tensor of shape (n,), values in (0, 1)
+    Tensor of shape (n,), values in (0, 1), or in (-1, 1) with ``baseline``
     """
     if rewards.numel() < 2:
-        return torch.full_like(rewards, 0.5)
+        return torch.full_like(rewards, 0.0 if baseline else 0.5)
     z = (rewards - rewards.mean()) / (rewards.std(correction=0) + 1e-8)
-    return torch.sigmoid(z / temperature)
+    squashed = torch.sigmoid(z / temperature)
+    return squashed - squashed.mean() if baseline else squashed
 
 
 def reinforce_loss(
@@ -112,7 +120,7 @@ class Proposal:
 
 
 def propose_negatives(
-    generator: SkipGram,
+    generator: SkipGram | SharedCentreGenerator,
     noise: CategoricalNoise,
     centres: torch.Tensor,
     contexts: torch.Tensor,
@@ -129,8 +137,8 @@ def propose_negatives(
 
     Parameters
     ----------
-    generator : SkipGram
-        The generator network.
+    generator : SkipGram or SharedCentreGenerator
+        The generator network (its ``logits(centres, candidates)`` are used).
     noise : CategoricalNoise
         The fixed noise :math:`p_N` (also the proposal of the candidates).
     centres, contexts : LongTensor of shape (batch,)

@@ -42,6 +42,7 @@ class ACEConfig:
     noise_mixture: float
     n_candidates: int
     reward_temperature: float
+    reward_baseline: bool
     entropy_weight: float
     mask_false_negatives: bool
     importance_weighting: bool
@@ -109,6 +110,7 @@ class SkipGramTrainer:
         self.n_jobs = n_jobs
         self.device = device
         self.rng = rng
+        self._use_generator = True
         log_kpn = np.zeros(noise.n_categories, dtype=np.float32)
         if config.objective == "nce":
             log_kpn += np.log(noise.probs * config.n_negatives).astype(np.float32)
@@ -130,7 +132,7 @@ class SkipGramTrainer:
     def _negatives(self, centres: torch.Tensor, contexts: torch.Tensor):
         """Negatives and weights of a batch; a REINFORCE step when adversarial."""
         cfg = self.config
-        if not cfg.adversarial:
+        if not (cfg.adversarial and self._use_generator):
             neg = self.noise.sample((centres.shape[0], cfg.n_negatives), generator=self.rng)
             return neg.to(self.device), None
         proposal = propose_negatives(
@@ -163,7 +165,11 @@ class SkipGramTrainer:
             else:
                 scores = self.module.discriminator(centres[rows], words)
             logits = scores - self._log_kpn_t[words]
-            rewards = normalize_rewards(torch.sigmoid(logits), self.config.reward_temperature)
+            rewards = normalize_rewards(
+                torch.sigmoid(logits),
+                self.config.reward_temperature,
+                baseline=self.config.reward_baseline,
+            )
         loss = reinforce_loss(
             proposal.log_q, rewards, proposal.entropy, self.config.entropy_weight
         )
@@ -195,7 +201,9 @@ class SkipGramTrainer:
     def _lr_at(self, progress: float) -> float:
         return self.lr * (1.0 - (1.0 - self.min_lr_ratio) * min(progress, 1.0))
 
-    def train_epoch(self, batches, pairs_done: int, total_pairs: float) -> tuple[float, int]:
+    def train_epoch(
+        self, batches, pairs_done: int, total_pairs: float, *, use_generator: bool = True
+    ) -> tuple[float, int]:
         """Train on every batch of one pass; return (summed loss, number of pairs).
 
         Parameters
@@ -206,7 +214,11 @@ class SkipGramTrainer:
             Pairs seen in earlier epochs (for the learning-rate schedule).
         total_pairs : float
             Expected pairs over the whole training.
+        use_generator : bool, default=True
+            With ``False`` an adversarial trainer draws this epoch's negatives from
+            the noise alone and leaves the generator untouched (warm-up).
         """
+        self._use_generator = use_generator
         self.module.train()
         if not self.compiled:
             return self._run(batches, pairs_done, total_pairs, None)

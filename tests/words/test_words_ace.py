@@ -281,8 +281,53 @@ def test_generator_learns_the_hard_negatives_of_a_planted_corpus():
     its mass moves to the other groups' words instead.
     """
     docs, _ = _planted()
-    params = dict(max_epochs=15, generator_lr=0.01, **FAST)
+    # The former defaults (no warm-up, λ = 0.5): after the default warm-up (3 of 15
+    # epochs) the generator has not left the noise's proposal by the end on this
+    # corpus (own-group mass 1/3 with and without masking).
+    params = dict(
+        max_epochs=15, generator_lr=0.01, adversarial_warmup=0.0, noise_mixture=0.5, **FAST
+    )
     unmasked = ACEWord2Vec(mask_false_negatives=False, **params).fit(docs)
     masked = ACEWord2Vec(mask_false_negatives=True, **params).fit(docs)
     assert _own_group_mass(unmasked) > 0.8
     assert _own_group_mass(masked) < 0.25
+
+
+def test_warmup_epochs_train_exactly_as_nce():
+    """During the ``adversarial_warmup`` epochs the negatives come from the noise alone."""
+    docs, _ = _planted()
+    nce = ACEWord2Vec(max_epochs=3, adversarial=False, **FAST).fit(docs)
+    warm = ACEWord2Vec(max_epochs=3, adversarial_warmup=0.7, **FAST).fit(docs)  # 2 epochs
+    ace = ACEWord2Vec(max_epochs=3, **FAST).fit(docs)
+    losses = [[row["train_loss"] for row in m.history_] for m in (nce, warm, ace)]
+    assert losses[1][:2] == losses[0][:2]
+    assert losses[1][2] != losses[0][2] and losses[2][0] != losses[0][0]
+    assert warm.net_.module_.generator.output_embeddings.weight.any()  # trained in epoch 3
+
+
+def test_generator_on_discriminator_vectors_gives_a_rare_word_its_hard_negatives():
+    """A word seen once is proposed its group's words, as the group's frequent words are.
+
+    Without false-negative masking a word's own group is where the discriminator is
+    wrong; with ``generator_centre="discriminator"`` the rare word's proposal is
+    conditioned on its (trained) discriminator vector, not on a centre vector of
+    its own that REINFORCE has rarely updated.
+    """
+    docs, labels = _planted()
+    first_a = int(np.flatnonzero(labels == 0)[0])
+    docs[first_a] = docs[first_a] + ["arare"]
+    model = ACEWord2Vec(
+        max_epochs=15,
+        generator_centre="discriminator",
+        mask_false_negatives=False,
+        adversarial_warmup=0.0,
+        noise_mixture=0.5,
+        **FAST,
+    ).fit(docs)
+    generator = model.net_.module_.generator
+    assert not hasattr(generator, "input_embeddings")
+    ids = torch.tensor([model.vocabulary_[w] for w in ("arare", "a0")])
+    with torch.no_grad():
+        probs = torch.softmax(generator.logits(ids, torch.arange(len(model.vocabulary_))), 1)
+    own_group = [model.vocabulary_[w] for w in GROUPS[0]]
+    assert probs[:, own_group].sum(dim=1).min() > 0.8  # noise share: 1/3

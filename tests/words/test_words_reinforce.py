@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from sknce.nn import SkipGram
+from sknce.nn import SharedCentreGenerator, SkipGram
 from sknce.noise import UniformNoise, UnigramNoise
 from sknce.words._generator import normalize_rewards, propose_negatives, reinforce_loss
 
@@ -70,18 +70,19 @@ def test_reinforce_gradient_matches_exact_enumeration():
     np.testing.assert_allclose(np.delete(estimate.numpy(), 2, 0), 0.0)
 
 
-def _train_against_fixed_discriminator(entropy_weight, steps=150):
+def _train_against_fixed_discriminator(entropy_weight, steps=150, baseline=False, d_scores=None):
     """Generator steps with rewards D(w|t) from a planted discriminator that loves word 4."""
     gen = _generator(seed=2, scale=0.1)
     opt = torch.optim.SGD(gen.parameters(), lr=0.002)
     noise = UniformNoise(V)
-    d_scores = torch.tensor([-3.0, -3.0, -3.0, -3.0, 3.0])
+    if d_scores is None:
+        d_scores = torch.tensor([-3.0, -3.0, -3.0, -3.0, 3.0])
     rng = torch.Generator().manual_seed(3)
     centres = torch.zeros(200, dtype=torch.long)
     for _ in range(steps):
         proposal = _propose(gen, noise, centres, centres + 1, n_candidates=64, rng=rng)
         words = proposal.negatives[proposal.from_generator]
-        rewards = normalize_rewards(torch.sigmoid(d_scores[words]), 0.5)
+        rewards = normalize_rewards(torch.sigmoid(d_scores[words]), 0.5, baseline=baseline)
         loss = reinforce_loss(proposal.log_q, rewards, proposal.entropy, entropy_weight)
         opt.zero_grad()
         loss.backward()  # summed over the samples, as in ACEWord2Vec
@@ -97,6 +98,16 @@ def test_generator_shifts_towards_the_negatives_the_discriminator_finds_hard():
     after = _train_against_fixed_discriminator(entropy_weight=0.0)
     assert before[4] < 0.3
     assert after[4] > 0.6
+
+
+def test_reward_baseline_centres_the_rewards_and_still_finds_the_hard_negatives():
+    raw = torch.tensor([0.1, 0.5, 0.9, 0.2])
+    centred = normalize_rewards(raw, 0.5, baseline=True)
+    np.testing.assert_allclose(
+        centred, normalize_rewards(raw, 0.5) - normalize_rewards(raw, 0.5).mean(), atol=1e-7
+    )
+    assert abs(float(centred.sum())) < 1e-6
+    assert _train_against_fixed_discriminator(0.0, baseline=True)[4] > 0.6
 
 
 def test_entropy_weight_keeps_the_generator_spread_out():
@@ -167,3 +178,20 @@ def test_max_importance_weight_truncates_the_weights():
     assert capped.weights.max() == pytest.approx(5.0)  # ... and bounds every weight
     below = full.weights < 5.0
     torch.testing.assert_close(capped.weights[below], full.weights[below])
+
+
+def test_shared_centre_generator_reads_the_discriminator_and_cannot_change_it():
+    disc = SkipGram(V, 3)
+    gen = SharedCentreGenerator(disc.input_embeddings, V, 3)
+    assert [name for name, _ in gen.named_parameters()] == ["output_embeddings.weight"]
+    with torch.no_grad():
+        gen.output_embeddings.weight.normal_()
+    before = disc.input_embeddings.weight.detach().clone()
+    centres = torch.zeros(200, dtype=torch.long)
+    proposal = _propose(gen, UniformNoise(V), centres, centres + 1, n_candidates=50)
+    (-proposal.log_q.sum()).backward()
+    assert disc.input_embeddings.weight.grad is None
+    assert gen.output_embeddings.weight.grad is not None
+    np.testing.assert_array_equal(disc.input_embeddings.weight.detach(), before)
+    expected = before[:2] @ gen.output_embeddings.weight.detach().T
+    np.testing.assert_allclose(gen.logits(torch.arange(2), torch.arange(V)).detach(), expected)
