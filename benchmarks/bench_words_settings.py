@@ -49,7 +49,8 @@ def generator_diagnostic(model: ACEWord2Vec) -> list[dict]:
         log_q = torch.log_softmax(logits - model.noise_.log_prob(candidates), dim=1)
         entropy = -(log_q.exp() * log_q).sum(1).numpy()
         # generator_centre="discriminator" reads the discriminator's input vectors.
-        centre = getattr(generator, "input_embeddings", None) or generator._centres[0]
+        shared = model.generator_centre == "discriminator"
+        centre = (model.net_.module_.discriminator if shared else generator).input_embeddings
         norms = centre.weight.norm(dim=1).numpy()
     rows = []
     for low, high in BANDS:

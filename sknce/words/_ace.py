@@ -535,7 +535,8 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
                     f"training diverged in epoch {epoch}: the loss or the word vectors became "
                     f"non-finite (NaN or inf). Lower lr (now {self.lr})"
                     + (
-                        ", or set importance_weighting=False (its weights are unbounded)."
+                        ", lower max_importance_weight (now "
+                        f"{self.max_importance_weight}), or set importance_weighting=False."
                         if self.adversarial and self.importance_weighting
                         else "."
                     )

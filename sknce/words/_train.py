@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import torch
@@ -110,7 +111,6 @@ class SkipGramTrainer:
         self.n_jobs = n_jobs
         self.device = device
         self.rng = rng
-        self._use_generator = True
         log_kpn = np.zeros(noise.n_categories, dtype=np.float32)
         if config.objective == "nce":
             log_kpn += np.log(noise.probs * config.n_negatives).astype(np.float32)
@@ -129,10 +129,10 @@ class SkipGramTrainer:
             )
 
     # --- one batch --------------------------------------------------------------
-    def _negatives(self, centres: torch.Tensor, contexts: torch.Tensor):
+    def _negatives(self, centres: torch.Tensor, contexts: torch.Tensor, use_generator: bool):
         """Negatives and weights of a batch; a REINFORCE step when adversarial."""
         cfg = self.config
-        if not (cfg.adversarial and self._use_generator):
+        if not (cfg.adversarial and use_generator):
             neg = self.noise.sample((centres.shape[0], cfg.n_negatives), generator=self.rng)
             return neg.to(self.device), None
         proposal = propose_negatives(
@@ -218,17 +218,19 @@ class SkipGramTrainer:
             With ``False`` an adversarial trainer draws this epoch's negatives from
             the noise alone and leaves the generator untouched (warm-up).
         """
-        self._use_generator = use_generator
         self.module.train()
+        run = partial(self._run, batches, pairs_done, total_pairs, use_generator=use_generator)
         if not self.compiled:
-            return self._run(batches, pairs_done, total_pairs, None)
+            return run(None)
         if self.n_jobs == 1:
             with _one_torch_thread():
-                return self._run(batches, pairs_done, total_pairs, None)
+                return run(None)
         with _one_torch_thread(), ThreadPoolExecutor(self.n_jobs) as pool:
-            return self._run(batches, pairs_done, total_pairs, pool)
+            return run(pool)
 
-    def _run(self, batches, pairs_done, total_pairs, pool) -> tuple[float, int]:
+    def _run(
+        self, batches, pairs_done, total_pairs, pool, *, use_generator: bool
+    ) -> tuple[float, int]:
         loss, n_pairs = 0.0, 0
         pending = []
         for centres_np, contexts_np in batches:
@@ -238,7 +240,7 @@ class SkipGramTrainer:
             n_pairs += batch
             centres = torch.from_numpy(centres_np).to(self.device)
             contexts = torch.from_numpy(contexts_np).to(self.device)
-            negatives, weights = self._negatives(centres, contexts)
+            negatives, weights = self._negatives(centres, contexts, use_generator)
             if not self.compiled:
                 loss += self._torch_step(centres, contexts, negatives, weights, lr0)
                 continue
