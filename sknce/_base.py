@@ -16,8 +16,10 @@ What this module guarantees to every estimator:
   random state is left untouched;
 * validation negatives that are the same at every epoch, so the validation NCE
   loss that early stopping watches is not noisy;
-* early stopping that restores the best weights, a progress bar and per-epoch
-  table with ``verbose=1``, ``history_``;
+* early stopping that restores the best weights and, for objectives with a known
+  loss of chance, waits until the validation loss beats it (see
+  :class:`ChanceAwareEarlyStopping`), a progress bar and per-epoch table with
+  ``verbose=1``, ``history_``;
 * pickling of the fitted estimator, including onto a CPU-only machine after
   training on CUDA (skorch maps the tensors).
 """
@@ -25,12 +27,14 @@ What this module guarantees to every estimator:
 from __future__ import annotations
 
 import contextlib
+import warnings
 from collections.abc import Iterator
 from numbers import Integral, Real
 
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from skorch import NeuralNet
 from skorch.callbacks import EarlyStopping, ProgressBar
@@ -39,9 +43,12 @@ from skorch.dataset import ValidSplit
 from sknce._compat import HasMethods, Interval, StrOptions
 from sknce._data import passthrough_collate
 
-__all__ = ["BaseNCE", "NCENet", "resolve_device", "seeded"]
+__all__ = ["BaseNCE", "ChanceAwareEarlyStopping", "NCENet", "resolve_device", "seeded"]
 
 _SEED_HIGH = np.iinfo(np.int32).max
+# A loss counts as "beating chance" once it is 1% below the loss of a constant guess:
+# epochs on the plateau wander a few tenths of a percent around that loss.
+_CHANCE_MARGIN = 0.01
 
 
 def resolve_device(device: str) -> str:
@@ -114,6 +121,49 @@ class NCENet(NeuralNet):
             return super().run_single_epoch(iterator, training, prefix, step_fn, **fit_params)
 
 
+class ChanceAwareEarlyStopping(EarlyStopping):
+    """Early stopping that starts counting once the monitored loss beats chance.
+
+    A contrastive loss can sit at the loss of a constant guess for many epochs
+    before the network finds the interaction between the two sides of a pair
+    (10-30 epochs for documents split into a single word and the rest). Counting
+    those epochs against ``patience`` stopped such fits before they had learned
+    anything, and returned an uninformative model. Until the monitored loss falls
+    1% below ``chance``, epochs are neither counted as misses nor kept as best.
+
+    Parameters
+    ----------
+    monitor : str, default="valid_loss"
+    patience : int, default=5
+    load_best : bool, default=False
+        Restore the weights of the best epoch at the end of training.
+    chance : float or None, default=None
+        Loss of the best constant prediction; ``None`` makes this plain
+        :class:`skorch.callbacks.EarlyStopping`.
+    """
+
+    def __init__(
+        self,
+        monitor: str = "valid_loss",
+        patience: int = 5,
+        load_best: bool = False,
+        chance: float | None = None,
+    ) -> None:
+        super().__init__(monitor=monitor, patience=patience, load_best=load_best)
+        self.chance = chance
+
+    def on_train_begin(self, net, **kwargs) -> None:
+        super().on_train_begin(net, **kwargs)
+        self.beat_chance_ = self.chance is None
+
+    def on_epoch_end(self, net, **kwargs) -> None:
+        if not self.beat_chance_:
+            if net.history[-1, self.monitor] >= self.chance * (1 - _CHANCE_MARGIN):
+                return
+            self.beat_chance_ = True
+        super().on_epoch_end(net, **kwargs)
+
+
 class BaseNCE(BaseEstimator):
     """Base class of sknce's neural estimators (not public).
 
@@ -145,6 +195,10 @@ class BaseNCE(BaseEstimator):
             )
         return sizes
 
+    def _chance_loss(self) -> float | None:
+        """Validation loss of the best constant prediction, when the objective has one."""
+        return None
+
     def _fit_seed(self) -> int:
         """Draw this fit's torch seed from ``random_state``."""
         return int(check_random_state(self.random_state).randint(_SEED_HIGH))
@@ -156,7 +210,9 @@ class BaseNCE(BaseEstimator):
         if self.early_stopping:
             train_split = ValidSplit(self.validation_fraction, random_state=seed)
             callbacks.append(
-                EarlyStopping(monitor="valid_loss", patience=self.patience, load_best=True)
+                ChanceAwareEarlyStopping(
+                    patience=self.patience, load_best=True, chance=self._chance_loss()
+                )
             )
         if self.verbose:
             callbacks.append(ProgressBar())
@@ -202,7 +258,23 @@ class BaseNCE(BaseEstimator):
             for row in net.history
         ]
         self.n_iter_ = len(self.history_)
+        self._warn_if_at_chance()
         return net
+
+    def _warn_if_at_chance(self) -> None:
+        """ConvergenceWarning when no validation loss of the fit beat chance."""
+        chance = self._chance_loss()
+        losses = [row["valid_loss"] for row in self.history_ if "valid_loss" in row]
+        if chance is None or not losses or min(losses) < chance * (1 - _CHANCE_MARGIN):
+            return
+        warnings.warn(
+            f"The validation loss never fell 1% below the loss of a constant guess "
+            f"({chance:.4f}) in {self.n_iter_} epoch(s): the fitted model has not learned "
+            "to tell positive pairs from negative ones and its output is uninformative. "
+            "Raise max_epochs, provide more data, or check that the pairs share structure.",
+            ConvergenceWarning,
+            stacklevel=5,  # the caller of ``fit``
+        )
 
     def _seed_and_device(self) -> tuple[int, str]:
         """The seed and resolved device of this fit."""

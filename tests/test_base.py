@@ -8,7 +8,7 @@ import scipy.sparse as sp
 import torch
 from sklearn.base import clone
 
-from sknce._base import BaseNCE, NCENet, resolve_device, seeded
+from sknce._base import BaseNCE, ChanceAwareEarlyStopping, NCENet, resolve_device, seeded
 from sknce._compat import _fit_context, check_is_fitted, validate_data
 from sknce._data import BatchDataset, as_csr_or_dense, rows_to_tensor
 from sknce.losses import ranking_nce
@@ -224,3 +224,32 @@ def test_early_stopping_needs_a_validation_example():
 def test_net_class_is_nce_net(blobs):
     X, y = blobs
     assert isinstance(ToyNCEClassifier(max_epochs=1).fit(X, y).net_, NCENet)
+
+
+@pytest.mark.parametrize(
+    ("chance", "stop_epoch", "best_epoch"),
+    # Losses 0.70, 0.695, 0.69, 0.691, 0.692 sit at chance (log 2 = 0.693); 0.5 beats it.
+    [(None, 5, 3), (np.log(2), 8, 6)],
+)
+def test_chance_aware_early_stopping_counts_from_the_first_epoch_below_chance(
+    chance, stop_epoch, best_epoch
+):
+    from types import SimpleNamespace
+
+    from skorch.history import History
+
+    callback = ChanceAwareEarlyStopping(patience=2, chance=chance)
+    net = SimpleNamespace(history=History(), verbose=0)
+    callback.on_train_begin(net)
+    stopped = None
+    for epoch, loss in enumerate([0.70, 0.695, 0.69, 0.691, 0.692, 0.5, 0.6, 0.6, 0.4], 1):
+        net.history.new_epoch()
+        net.history.record("epoch", epoch)
+        net.history.record("valid_loss", loss)
+        try:
+            callback.on_epoch_end(net)
+        except KeyboardInterrupt:
+            stopped = epoch
+            break
+    assert stopped == stop_epoch
+    assert callback.best_epoch_ == best_epoch

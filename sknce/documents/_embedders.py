@@ -96,6 +96,12 @@ class _BaseDocumentNCE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNC
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
 
+    def _chance_loss(self) -> float:
+        # Each document gives one positive and n_negatives negative pairs, so the best
+        # constant guess is P(positive) = 1 / (1 + k) and its loss that binary entropy.
+        p = 1.0 / (1 + self.n_negatives)
+        return float(-(p * np.log(p) + (1 - p) * np.log1p(-p)))
+
     def _validate_counts(self, X, *, reset: bool, integer: bool):
         if not reset:
             check_is_fitted(self)
@@ -341,7 +347,10 @@ class LandmarkNCEEmbedder(_BaseDocumentNCE):
     early_stopping : bool, default=True
         Hold out ``validation_fraction`` of the documents and stop when the
         contrastive loss on them (with fixed splits and pairings) stops improving,
-        restoring the best weights (Section 7.2).
+        restoring the best weights (Section 7.2). Epochs count towards ``patience``
+        only once that loss is 1% below the loss of a constant guess: with
+        ``split="word"`` it can stay there for 10-30 epochs before it drops. A fit
+        whose loss never gets there warns with a ``ConvergenceWarning``.
     validation_fraction : float, default=0.1
     patience : int, default=10
 
@@ -544,7 +553,8 @@ class DirectNCEEmbedder(_BaseDocumentNCE):
     verbose : int, default=0
         1 prints a progress bar and per-epoch losses.
     early_stopping : bool, default=True
-        Early stopping on the held-out contrastive loss (Section 7.2).
+        Early stopping on the held-out contrastive loss (Section 7.2), counted from
+        the first epoch that beats a constant guess; see :class:`LandmarkNCEEmbedder`.
     validation_fraction : float, default=0.1
     patience : int, default=10
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import torch
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 
 from sknce import DirectNCEEmbedder, LandmarkNCEEmbedder
@@ -72,6 +73,28 @@ def test_early_stopping_on_held_out_contrastive_loss(corpus):
     ).fit(corpus.X[:400])
     valid = [row["valid_loss"] for row in emb.history_]
     assert all(np.isfinite(valid)) and emb.n_iter_ <= 40
+
+
+@pytest.mark.parametrize("n_negatives", [1, 3])
+def test_fit_at_chance_keeps_training_and_warns(n_negatives):
+    # i.i.d. uniform tokens and equal lengths: the two halves of a partitioned document
+    # are independent, so no pair can beat a constant guess, whose loss is the binary
+    # entropy of 1 / (1 + k). Plain early stopping would end this fit after ``patience``
+    # epochs and return the uninformative model silently.
+    X = sp.csr_matrix(np.random.default_rng(0).multinomial(20, np.full(30, 1 / 30), size=300))
+    p = 1 / (1 + n_negatives)
+    chance = -(p * np.log(p) + (1 - p) * np.log(1 - p))
+    with pytest.warns(ConvergenceWarning, match=f"constant guess \\({chance:.4f}\\)"):
+        emb = DirectNCEEmbedder(
+            n_components=4,
+            split="partition",
+            n_negatives=n_negatives,
+            max_epochs=6,
+            patience=1,
+            **FAST,
+        ).fit(X)
+    assert emb.n_iter_ == 6
+    assert min(row["valid_loss"] for row in emb.history_) > 0.99 * chance
 
 
 def test_landmark_transform_matches_naive_pair_evaluation(word_landmarks, corpus):
