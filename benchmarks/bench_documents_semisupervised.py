@@ -82,7 +82,6 @@ def representations(lda_dims: list[int], n_docs: int, epochs: int, seed: int):
         hidden_layer_sizes=(256, 256),
         max_epochs=epochs,
         batch_size=min(128, n_docs // 4),
-        patience=5,
         random_state=seed,
     )
     return [
@@ -111,7 +110,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dataset", choices=["synthetic", "newsgroups"], default="synthetic")
     parser.add_argument("--repeats", type=int, default=10)
-    parser.add_argument("--epochs", type=int, default=60)
+    parser.add_argument("--epochs", type=int, default=100)
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
