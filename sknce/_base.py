@@ -199,6 +199,21 @@ class BaseNCE(BaseEstimator):
         """Validation loss of the best constant prediction, when the objective has one."""
         return None
 
+    def _check_sparse_optimizer(self) -> None:
+        """ValueError when ``sparse_embeddings=True`` meets an optimizer of dense gradients."""
+        dense_only = (torch.optim.Adam, torch.optim.AdamW)
+        if (
+            self.sparse_embeddings
+            and isinstance(self.optimizer, type)
+            and issubclass(self.optimizer, dense_only)
+        ):
+            raise ValueError(
+                f"sparse_embeddings=True needs an optimizer that accepts sparse "
+                f"gradients; {self.optimizer.__name__} does not. Use "
+                "optimizer=sknce.nn.LazyAdam (Adam on the rows present), "
+                "torch.optim.SGD or torch.optim.Adagrad."
+            )
+
     def _fit_seed(self) -> int:
         """Draw this fit's torch seed from ``random_state``."""
         return int(check_random_state(self.random_state).randint(_SEED_HIGH))

@@ -53,6 +53,27 @@ def test_mlp_sparse_and_dense_inputs_agree(counts, hidden):
     assert n_linear == len(hidden) + 1
 
 
+def test_input_linear_sparse_grad_matches_the_dense_gradient(counts):
+    counts = counts.copy()
+    counts[4] = 0  # an empty document: an empty bag
+    torch.manual_seed(0)
+    dense = InputLinear(30, 6)
+    sparse = InputLinear(30, 6, sparse_grad=True)
+    sparse.load_state_dict(dense.state_dict())
+    X = rows_to_tensor(as_csr_or_dense(sp.csr_matrix(counts)), slice(None))
+    upstream = torch.randn(20, 6)
+    out_dense, out_sparse = dense(X), sparse(X)
+    torch.testing.assert_close(out_sparse, out_dense)
+    (out_dense * upstream).sum().backward()
+    (out_sparse * upstream).sum().backward()
+    assert sparse.weight.grad.is_sparse and not dense.weight.grad.is_sparse
+    grad = sparse.weight.grad.coalesce()
+    present = np.flatnonzero(counts.sum(0))
+    np.testing.assert_array_equal(np.unique(grad.indices()[0].numpy()), present)
+    torch.testing.assert_close(grad.to_dense(), dense.weight.grad)
+    torch.testing.assert_close(sparse.bias.grad, dense.bias.grad)
+
+
 def test_mlp_output_is_independent_of_the_batch(counts):
     mlp = MLP(30, (8,), 3).eval()
     X = torch.as_tensor(counts, dtype=torch.float32)

@@ -277,18 +277,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         """
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32])
         check_classification_targets(y)
-        dense_only = (torch.optim.Adam, torch.optim.AdamW)
-        if (
-            self.sparse_embeddings
-            and isinstance(self.optimizer, type)
-            and issubclass(self.optimizer, dense_only)
-        ):
-            raise ValueError(
-                f"sparse_embeddings=True needs an optimizer that accepts sparse "
-                f"gradients; {self.optimizer.__name__} does not. Use "
-                "optimizer=sknce.nn.LazyAdam (Adam on the rows present), "
-                "torch.optim.SGD or torch.optim.Adagrad."
-            )
+        self._check_sparse_optimizer()
         encoder = LabelEncoder().fit(y if self.classes is None else np.asarray(self.classes))
         self.classes_ = encoder.classes_
         if self.classes is not None:

@@ -39,17 +39,24 @@ class PairScorer(nn.Module):
     hidden_layer_sizes : tuple of int
         At least one hidden layer (a linear function of the pair has no interaction).
     layer_norm : bool, default=True
+    sparse_grad : bool, default=False
+        Sparse gradients of the first layer's word weights (see
+        :class:`~sknce.nn.InputLinear`).
     """
 
     def __init__(
-        self, in_features: int, hidden_layer_sizes: tuple[int, ...], layer_norm: bool = True
+        self,
+        in_features: int,
+        hidden_layer_sizes: tuple[int, ...],
+        layer_norm: bool = True,
+        sparse_grad: bool = False,
     ) -> None:
         super().__init__()
         if len(hidden_layer_sizes) < 1:
             raise ValueError("PairScorer needs at least one hidden layer.")
         widths = [*hidden_layer_sizes, 1]
-        self.left = InputLinear(in_features, widths[0], bias=True)
-        self.right = InputLinear(in_features, widths[0], bias=False)
+        self.left = InputLinear(in_features, widths[0], bias=True, sparse_grad=sparse_grad)
+        self.right = InputLinear(in_features, widths[0], bias=False, sparse_grad=sparse_grad)
         layers: list[nn.Module] = []
         for i in range(len(widths) - 1):
             if layer_norm:
@@ -81,6 +88,9 @@ class BilinearScorer(nn.Module):
     n_components : int
         Output dimension of :math:`f_1` and :math:`f_2`.
     layer_norm : bool, default=True
+    sparse_grad : bool, default=False
+        Sparse gradients of the first layers' word weights (see
+        :class:`~sknce.nn.InputLinear`).
     """
 
     def __init__(
@@ -89,10 +99,12 @@ class BilinearScorer(nn.Module):
         hidden_layer_sizes: tuple[int, ...],
         n_components: int,
         layer_norm: bool = True,
+        sparse_grad: bool = False,
     ) -> None:
         super().__init__()
-        self.f1 = MLP(in_features, hidden_layer_sizes, n_components, layer_norm=layer_norm)
-        self.f2 = MLP(in_features, hidden_layer_sizes, n_components, layer_norm=layer_norm)
+        kwargs = dict(layer_norm=layer_norm, sparse_grad=sparse_grad)
+        self.f1 = MLP(in_features, hidden_layer_sizes, n_components, **kwargs)
+        self.f2 = MLP(in_features, hidden_layer_sizes, n_components, **kwargs)
 
     def encode_left(self, x: torch.Tensor) -> torch.Tensor:
         """:math:`f_1(x)`, the embedding."""

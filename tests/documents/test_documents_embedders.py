@@ -13,6 +13,7 @@ from sknce import DirectNCEEmbedder, LandmarkNCEEmbedder
 from sknce.datasets import make_topic_corpus
 from sknce.documents import project_simplex, recover_topic_posterior
 from sknce.documents._split import normalize_bags
+from sknce.nn import InputLinear, LazyAdam
 
 FAST = dict(hidden_layer_sizes=(32,), batch_size=64, lr=3e-3, random_state=0)
 
@@ -54,6 +55,36 @@ def test_linear_probe_on_few_labels_finds_the_topic(corpus, cls):
     labelled = np.concatenate([np.flatnonzero(corpus.target[:1000] == k)[:10] for k in range(4)])
     clf = LogisticRegression(max_iter=2000).fit(Z[labelled], corpus.target[labelled])
     assert clf.score(Z[1000:], corpus.target[1000:]) > 0.75  # chance: 0.25
+
+
+@pytest.mark.parametrize("cls", [LandmarkNCEEmbedder, DirectNCEEmbedder])
+def test_sparse_embeddings_train_only_the_words_present_and_learn(corpus, cls):
+    params = {"n_landmarks": 50} if cls is LandmarkNCEEmbedder else {"n_components": 8}
+    X = corpus.X[:1000].tolil()
+    X[:, 0] = 0  # a word no training document contains
+    emb = cls(
+        max_epochs=15,
+        early_stopping=False,
+        sparse_embeddings=True,
+        optimizer=LazyAdam,
+        **params,
+        **FAST,
+    ).fit(X.tocsr())
+    first = [m for m in emb.net_.module_.modules() if isinstance(m, InputLinear)]
+    assert len(first) == 2 and all(m.sparse_grad for m in first)
+    for layer in first:  # the last step's gradient: rows of the words present only
+        grad = layer.weight.grad.coalesce()
+        assert grad.is_sparse and 0 not in grad.indices()[0]
+    Z = emb.transform(corpus.X)
+    labelled = np.concatenate([np.flatnonzero(corpus.target[:1000] == k)[:10] for k in range(4)])
+    clf = LogisticRegression(max_iter=2000).fit(Z[labelled], corpus.target[labelled])
+    assert clf.score(Z[1000:], corpus.target[1000:]) > 0.75  # chance: 0.25
+
+
+@pytest.mark.parametrize("cls", [LandmarkNCEEmbedder, DirectNCEEmbedder])
+def test_sparse_embeddings_with_a_dense_optimizer_name_the_fix(corpus, cls):
+    with pytest.raises(ValueError, match="sparse_embeddings=True needs an optimizer.*LazyAdam"):
+        cls(sparse_embeddings=True, max_epochs=1).fit(corpus.X[:50])
 
 
 @pytest.mark.parametrize("cls", [LandmarkNCEEmbedder, DirectNCEEmbedder])
