@@ -344,7 +344,7 @@ class LandmarkNCEEmbedder(_BaseDocumentNCE):
     sparse_embeddings : bool, default=False
         Give the first layer's word weights sparse gradients (the rows of the words
         in the batch only), so that a step costs O(words in the batch) instead of
-        O(vocabulary): at V = 50000 one epoch is about 4x faster. Needs an
+        O(vocabulary): at V = 50000 one epoch is 3-4x faster. Needs an
         optimizer that accepts sparse gradients: :class:`sknce.nn.LazyAdam` (Adam on
         the rows present), ``torch.optim.SGD`` or ``torch.optim.Adagrad``.
     device : {"cpu", "cuda", "auto"} or str, default="cpu"
@@ -561,11 +561,8 @@ class DirectNCEEmbedder(_BaseDocumentNCE):
     lr : float, default=1e-3
     optimizer : torch optimizer class, default=torch.optim.Adam
     sparse_embeddings : bool, default=False
-        Give the first layer's word weights sparse gradients (the rows of the words
-        in the batch only), so that a step costs O(words in the batch) instead of
-        O(vocabulary): at V = 50000 one epoch is about 4x faster. Needs an
-        optimizer that accepts sparse gradients: :class:`sknce.nn.LazyAdam` (Adam on
-        the rows present), ``torch.optim.SGD`` or ``torch.optim.Adagrad``.
+        Sparse gradients for the encoders' first-layer word weights, with an
+        optimizer such as :class:`sknce.nn.LazyAdam`; see :class:`LandmarkNCEEmbedder`.
     device : {"cpu", "cuda", "auto"} or str, default="cpu"
     random_state : int, RandomState instance or None, default=None
     verbose : int, default=0
