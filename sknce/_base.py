@@ -46,9 +46,14 @@ from sknce._data import passthrough_collate
 __all__ = ["BaseNCE", "ChanceAwareEarlyStopping", "NCENet", "resolve_device", "seeded"]
 
 _SEED_HIGH = np.iinfo(np.int32).max
-# A loss counts as "beating chance" once it is 1% below the loss of a constant guess:
-# epochs on the plateau wander a few tenths of a percent around that loss.
-_CHANCE_MARGIN = 0.01
+
+
+def _beats_chance(loss: float, chance: float) -> bool:
+    """Whether ``loss`` is 1% below ``chance``, the loss of a constant guess.
+
+    Epochs on the plateau at chance wander a few tenths of a percent around it.
+    """
+    return loss < chance * 0.99
 
 
 def resolve_device(device: str) -> str:
@@ -158,7 +163,7 @@ class ChanceAwareEarlyStopping(EarlyStopping):
 
     def on_epoch_end(self, net, **kwargs) -> None:
         if not self.beat_chance_:
-            if net.history[-1, self.monitor] >= self.chance * (1 - _CHANCE_MARGIN):
+            if not _beats_chance(net.history[-1, self.monitor], self.chance):
                 return
             self.beat_chance_ = True
         super().on_epoch_end(net, **kwargs)
@@ -280,7 +285,7 @@ class BaseNCE(BaseEstimator):
         """ConvergenceWarning when no validation loss of the fit beat chance."""
         chance = self._chance_loss()
         losses = [row["valid_loss"] for row in self.history_ if "valid_loss" in row]
-        if chance is None or not losses or min(losses) < chance * (1 - _CHANCE_MARGIN):
+        if chance is None or not losses or _beats_chance(min(losses), chance):
             return
         warnings.warn(
             f"The validation loss never fell 1% below the loss of a constant guess "
