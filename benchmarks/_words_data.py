@@ -29,8 +29,6 @@ from pathlib import Path
 
 import numpy as np
 
-from sknce.words._vectors import _iter_pairs
-
 WIKI_DUMP = "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
 
 # gensim's Word2Vec silently truncates any sentence longer than this many tokens
@@ -117,9 +115,22 @@ def read_pairs(pairs: str | os.PathLike | Iterable) -> list[tuple[str, str, floa
 
     A file is read as ``evaluate_word_pairs`` reads it: tab-separated, lines
     starting with ``#`` and lines that are not three fields ending in a number
-    are skipped.
+    are skipped. Written here without sknce, so that a baseline checkout's run
+    (``bench_words.py --baseline``) reads the same pairs.
     """
-    return list(_iter_pairs(pairs, "\t", case_insensitive=False))
+    if isinstance(pairs, (str, os.PathLike)):
+        with open(pairs, encoding="utf8") as handle:
+            lines = [line.rstrip("\n").split("\t") for line in handle]
+        triples = []
+        for fields in lines:
+            if fields[0].startswith("#") or len(fields) != 3:
+                continue
+            try:
+                triples.append((fields[0], fields[1], float(fields[2])))
+            except ValueError:
+                continue
+        return triples
+    return [(a, b, float(score)) for a, b, score in pairs]
 
 
 def rare_word_pairs(

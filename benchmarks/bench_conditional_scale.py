@@ -9,7 +9,7 @@ The same ``ConditionalNCEClassifier`` log-linear model
 has |Y| columns even where a label is absent from the training sample) is fitted by
 
 * ranking NCE, K = 64 negatives from the (add-one smoothed) label marginal, Adam;
-* the same with ``sparse_embeddings=True`` and ``optimizer=sknce.nn.LazyAdam``, whose
+* the same with ``sparse_embeddings=True`` and ``optimizer=sknce.optim.LazyAdam``, whose
   step touches only the rows of the true and sampled labels;
 * the full softmax (``objective="mle"``), Adam,
 
@@ -32,7 +32,7 @@ import torch
 from _common import Timer, peak_rss_mib, report
 
 from sknce import ConditionalNCEClassifier
-from sknce.nn import LazyAdam
+from sknce.optim import LazyAdam
 
 
 def planted(n: int, n_classes: int, d: int, seed: int):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # the one place the version is written: pyproject.toml reads it
 
 _ESTIMATORS = {
     "LandmarkNCEEmbedder": "sknce.documents",

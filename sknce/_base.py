@@ -1,307 +1,438 @@
-"""The skorch plumbing shared by every sknce estimator.
+"""BaseNCE: the base of sknce's neural estimators.
 
-An sknce estimator is a plain scikit-learn estimator: ``__init__`` stores
-parameters, ``fit`` builds a torch module and trains it inside a skorch
-:class:`NCENet` stored as ``net_``. The module's ``forward`` receives a batch
-built by a :class:`~sknce._data.BatchDataset` (positives and freshly drawn
-negatives) and returns the NCE loss itself, so one training loop serves every
-sampler/scorer/objective combination.
+It declares the training parameters every estimator shares (once, with their
+constraints, as scikit-learn's ``BaseMultilayerPerceptron`` does: subclasses
+list them in their signature and pass them on) and fits through the training
+engine (:mod:`sknce._engine`): an estimator's ``fit`` validates its data, builds
+a sampler-backed dataset and a ``build`` function returning its scorer and NCE
+objective, and calls :meth:`BaseNCE._train`.
 
-What this module guarantees to every estimator:
+What it guarantees to every estimator:
 
-* the common training parameters of the design contract and their validation;
-* a fit that is reproducible on the CPU: every random draw made while fitting
-  (weights, shuffling, negatives) comes from torch's generator seeded from
-  ``random_state`` inside :func:`torch.random.fork_rng`, so the caller's global
-  random state is left untouched;
-* validation negatives that are the same at every epoch, so the validation NCE
-  loss that early stopping watches is not noisy;
-* early stopping that restores the best weights and, for objectives with a known
-  loss of chance, waits until the validation loss beats it (see
-  :class:`ChanceAwareEarlyStopping`), a progress bar and per-epoch table with
-  ``verbose=1``, ``history_``;
-* pickling of the fitted estimator, including onto a CPU-only machine after
-  training on CUDA (skorch maps the tensors).
+* ``callbacks``, ``optimizer_kwargs``, ``warm_start`` and (through
+  :meth:`BaseNCE._make_encoder`) ``encoder`` mean the same everywhere;
+* reproducible fits from ``random_state`` with no global random state
+  (see :mod:`sknce._random`);
+* a failed fit (an exception, a diverging loss) leaves the estimator as it was
+  before the call: unfitted, or with its previous fitted state; an interrupted
+  fit (``KeyboardInterrupt`` while training) keeps the network trained so far,
+  as skorch does, with a consistent fitted state;
+* a diverging fit raises :class:`~sknce.exceptions.TrainingDivergedError`
+  naming the fix, instead of returning NaN outputs;
+* ``accelerator`` (a Hugging Face ``accelerate.Accelerator``) trains data-parallel
+  over the processes of a launch, with its device and mixed precision
+  (:mod:`sknce._distributed`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
+import inspect
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from numbers import Integral, Real
 
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils import check_random_state
-from skorch import NeuralNet
-from skorch.callbacks import EarlyStopping, ProgressBar
-from skorch.dataset import ValidSplit
+from skorch.callbacks import Callback, ProgressBar
 
+from sknce._callbacks import ChanceAwareEarlyStopping, DivergenceGuard, beats_chance
 from sknce._compat import HasMethods, Interval, StrOptions
-from sknce._data import passthrough_collate
+from sknce._engine import HoldOut, NCENet, resolve_device
+from sknce._random import Seeds, seeded_init
+from sknce.nn import DenseInput, output_dim
 
-__all__ = ["BaseNCE", "ChanceAwareEarlyStopping", "NCENet", "resolve_device", "seeded"]
-
-_SEED_HIGH = np.iinfo(np.int32).max
-
-
-def _beats_chance(loss: float, chance: float) -> bool:
-    """Whether ``loss`` is 1% below ``chance``, the loss of a constant guess.
-
-    Epochs on the plateau at chance wander a few tenths of a percent around it.
-    """
-    return loss < chance * 0.99
+__all__ = ["ENCODER_CONSTRAINT", "BaseNCE", "common_params"]
 
 
-def resolve_device(device: str) -> str:
-    """Map ``"auto"`` to ``"cuda"`` when available, else ``"cpu"``; reject a missing GPU.
-
-    Parameters
-    ----------
-    device : {"cpu", "cuda", "auto"} or a torch device string such as ``"cuda:1"``
-
-    Returns
-    -------
-    str
-    """
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if str(device).startswith("cuda") and not torch.cuda.is_available():
-        raise ValueError(
-            f"device={device!r} was requested but this torch build sees no CUDA device "
-            f"(torch {torch.__version__}). Use device='cpu', or device='auto' to use a GPU "
-            "only when one is present."
-        )
-    return str(device)
-
-
-@contextlib.contextmanager
-def seeded(seed: int, device: str = "cpu") -> Iterator[None]:
-    """Run a block with torch's global generators seeded, restoring them afterwards."""
-    devices = [torch.device(device).index or 0] if str(device).startswith("cuda") else []
-    with torch.random.fork_rng(devices=devices):
-        torch.manual_seed(seed)
-        yield
-
-
-class _LossIsOutput(torch.nn.Module):
-    """Placeholder criterion: sknce modules return their NCE loss from ``forward``."""
-
-    def forward(self, y_pred, y_true=None):  # pragma: no cover - never called
-        return y_pred
-
-
-class NCENet(NeuralNet):
-    """A skorch ``NeuralNet`` whose module computes its own NCE loss.
-
-    The module's ``forward(**batch)`` draws what negatives it needs and returns
-    a scalar loss. Validation epochs run under a fixed seed (``valid_seed``), so
-    the validation pairs and negatives are identical from epoch to epoch and the
-    validation loss measures the model, not the sampling noise.
-
-    Parameters
-    ----------
-    valid_seed : int, default=0
-        Seed of torch's generator during validation epochs.
-    **kwargs
-        Passed to :class:`skorch.NeuralNet`.
-    """
-
-    def __init__(self, *args, valid_seed: int = 0, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self.valid_seed = valid_seed
-
-    def get_loss(self, y_pred, y_true, X=None, training=False):
-        """Return the loss the module computed (``y_pred``)."""
-        return y_pred
-
-    def run_single_epoch(self, iterator, training, prefix, step_fn, **fit_params):
-        """Run an epoch; validation epochs draw their negatives from a fixed seed."""
-        if training:
-            return super().run_single_epoch(iterator, training, prefix, step_fn, **fit_params)
-        with seeded(self.valid_seed, self.device):
-            return super().run_single_epoch(iterator, training, prefix, step_fn, **fit_params)
-
-
-class ChanceAwareEarlyStopping(EarlyStopping):
-    """Early stopping that starts counting once the monitored loss beats chance.
-
-    A contrastive loss can sit at the loss of a constant guess for many epochs
-    before the network finds the interaction between the two sides of a pair
-    (10-30 epochs for documents split into a single word and the rest). Counting
-    those epochs against ``patience`` stopped such fits before they had learned
-    anything, and returned an uninformative model. Until the monitored loss falls
-    1% below ``chance``, epochs are neither counted as misses nor kept as best.
-
-    Parameters
-    ----------
-    monitor : str, default="valid_loss"
-    patience : int, default=5
-    load_best : bool, default=False
-        Restore the weights of the best epoch at the end of training.
-    chance : float or None, default=None
-        Loss of the best constant prediction; ``None`` makes this plain
-        :class:`skorch.callbacks.EarlyStopping`.
-    """
-
-    def __init__(
-        self,
-        monitor: str = "valid_loss",
-        patience: int = 5,
-        load_best: bool = False,
-        chance: float | None = None,
-    ) -> None:
-        super().__init__(monitor=monitor, patience=patience, load_best=load_best)
-        self.chance = chance
-
-    def on_train_begin(self, net, **kwargs) -> None:
-        super().on_train_begin(net, **kwargs)
-        self.beat_chance_ = self.chance is None
-
-    def on_epoch_end(self, net, **kwargs) -> None:
-        if not self.beat_chance_:
-            if not _beats_chance(net.history[-1, self.monitor], self.chance):
-                return
-            self.beat_chance_ = True
-        super().on_epoch_end(net, **kwargs)
+def _is_fitted_attribute(name: str) -> bool:
+    return name.endswith("_") and not name.startswith("__")
 
 
 class BaseNCE(BaseEstimator):
     """Base class of sknce's neural estimators (not public).
 
-    Subclasses declare the common training parameters of the design contract
-    in their own ``__init__`` (scikit-learn needs explicit signatures), build a
-    module and a :class:`~sknce._data.BatchDataset` in ``fit``, and call
-    :meth:`_fit_module`.
+    Parameters
+    ----------
+    max_epochs, batch_size, lr, optimizer, optimizer_kwargs, callbacks, warm_start,
+    device, random_state, verbose, early_stopping, validation_fraction, patience,
+    accelerator
+        The common training parameters; see any estimator's docstring.
     """
 
     _parameter_constraints: dict = {
         "max_epochs": [Interval(Integral, 1, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "lr": [Interval(Real, 0, None, closed="neither")],
-        "optimizer": [HasMethods(["step", "zero_grad"]), type],
+        "optimizer": [type],
+        "optimizer_kwargs": [dict, None],
+        "callbacks": [list, tuple, None],
+        "warm_start": ["boolean"],
         "device": [StrOptions({"cpu", "cuda", "auto"}), str],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
         "early_stopping": ["boolean"],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "patience": [Interval(Integral, 1, None, closed="left")],
+        "accelerator": [None, HasMethods(["prepare", "unwrap_model"])],
     }
 
-    def _check_hidden(self) -> tuple[int, ...]:
-        """``hidden_layer_sizes`` as a tuple, or a ValueError naming the expected form."""
-        sizes = tuple(self.hidden_layer_sizes)
-        if not all(isinstance(s, Integral) and s >= 1 for s in sizes):
-            raise ValueError(
-                f"hidden_layer_sizes must be a tuple of positive ints, got {sizes!r}."
-            )
-        return sizes
+    #: Fewest training examples a fit needs once the validation ones are held out.
+    _min_train_examples = 1
 
+    def __init__(
+        self,
+        *,
+        max_epochs: int,
+        batch_size: int,
+        lr: float,
+        optimizer: type,
+        optimizer_kwargs: dict | None,
+        callbacks: list | None,
+        warm_start: bool,
+        device: str,
+        random_state,
+        verbose: int,
+        early_stopping: bool,
+        validation_fraction: float,
+        patience: int,
+        accelerator,
+    ) -> None:
+        self.max_epochs = max_epochs
+        self.batch_size = batch_size
+        self.lr = lr
+        self.optimizer = optimizer
+        self.optimizer_kwargs = optimizer_kwargs
+        self.callbacks = callbacks
+        self.warm_start = warm_start
+        self.device = device
+        self.random_state = random_state
+        self.verbose = verbose
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.patience = patience
+        self.accelerator = accelerator
+
+    # --- hooks of the subclasses --------------------------------------------------------
     def _chance_loss(self) -> float | None:
         """Validation loss of the best constant prediction, when the objective has one."""
         return None
 
-    def _check_sparse_optimizer(self) -> None:
-        """ValueError when ``sparse_embeddings=True`` meets an optimizer of dense gradients."""
-        dense_only = (torch.optim.Adam, torch.optim.AdamW)
-        if (
-            self.sparse_embeddings
-            and isinstance(self.optimizer, type)
-            and issubclass(self.optimizer, dense_only)
+    def _divergence_hint(self) -> str:
+        """What a user can change when a fit diverges."""
+        return (
+            f"Lower lr (now {self.lr}); if the inputs have a very large range, scale them "
+            "(e.g. with sklearn.preprocessing.StandardScaler)."
+        )
+
+    def _progress_bar(self) -> ProgressBar:
+        return ProgressBar()
+
+    # --- parameter checks ---------------------------------------------------------------
+    def _check_training_params(self) -> None:
+        """Errors naming the fix for an optimizer, its options or callbacks that cannot work."""
+        optimizer = self.optimizer
+        if not (isinstance(optimizer, type) and issubclass(optimizer, torch.optim.Optimizer)):
+            raise TypeError(
+                f"optimizer must be a torch optimizer class such as torch.optim.Adam, got "
+                f"{optimizer!r}; pass the class itself and its options in optimizer_kwargs."
+            )
+        if issubclass(optimizer, torch.optim.SparseAdam):
+            raise ValueError(
+                "optimizer=torch.optim.SparseAdam updates sparse gradients only, and this "
+                "estimator's network has dense parameters. Use sknce.optim.LazyAdam (Adam on "
+                "the rows present for sparse gradients, ordinary Adam for dense ones)."
+            )
+        if getattr(self, "sparse_embeddings", False) and issubclass(
+            optimizer, (torch.optim.Adam, torch.optim.AdamW)
         ):
             raise ValueError(
-                f"sparse_embeddings=True needs an optimizer that accepts sparse "
-                f"gradients; {self.optimizer.__name__} does not. Use "
-                "optimizer=sknce.nn.LazyAdam (Adam on the rows present), "
-                "torch.optim.SGD or torch.optim.Adagrad."
+                f"sparse_embeddings=True needs an optimizer that accepts sparse gradients; "
+                f"{optimizer.__name__} does not. Use optimizer=sknce.optim.LazyAdam (Adam on "
+                "the rows present), torch.optim.SGD or torch.optim.Adagrad."
             )
-
-    def _fit_seed(self) -> int:
-        """Draw this fit's torch seed from ``random_state``."""
-        return int(check_random_state(self.random_state).randint(_SEED_HIGH))
-
-    def _make_net(self, module: torch.nn.Module, seed: int, device: str, **net_kwargs) -> NCENet:
-        """Build the skorch net with sknce's callbacks, split and optimiser."""
-        callbacks = []
-        train_split = None
-        if self.early_stopping:
-            train_split = ValidSplit(self.validation_fraction, random_state=seed)
-            callbacks.append(
-                ChanceAwareEarlyStopping(
-                    patience=self.patience, load_best=True, chance=self._chance_loss()
-                )
-            )
-        if self.verbose:
-            callbacks.append(ProgressBar())
-        params = {
-            "module": module,
-            "criterion": _LossIsOutput,
-            "optimizer": self.optimizer,
-            "lr": self.lr,
-            "max_epochs": self.max_epochs,
-            "batch_size": self.batch_size,
-            "device": device,
-            "train_split": train_split,
-            "callbacks": callbacks,
-            "verbose": int(bool(self.verbose)),
-            "iterator_train__shuffle": True,
-            "iterator_train__collate_fn": passthrough_collate,
-            "iterator_valid__collate_fn": passthrough_collate,
-            "valid_seed": seed + 1,
-        }
-        params.update(net_kwargs)
-        return NCENet(**params)
-
-    def _fit_module(
-        self, module: torch.nn.Module, dataset, seed: int, device: str, **net_kwargs
-    ) -> NCENet:
-        """Train ``module`` on ``dataset``; set ``net_`` and ``history_``.
-
-        Call this inside :func:`seeded` (``with seeded(seed, device): ...``) together
-        with the module's construction, so that initial weights are reproducible too.
-        """
-        if self.early_stopping and len(dataset) * self.validation_fraction < 1:
+        accelerator = self.accelerator
+        if getattr(self, "sparse_embeddings", False) and (
+            accelerator is not None and accelerator.num_processes > 1
+        ):
             raise ValueError(
-                f"validation_fraction={self.validation_fraction} of {len(dataset)} "
-                "training examples leaves no validation example for early stopping. "
-                "Provide more data, raise validation_fraction, or set early_stopping=False."
+                "sparse_embeddings=True cannot train on several processes: "
+                "DistributedDataParallel averages dense gradients only. Set "
+                "sparse_embeddings=False (dense gradients, e.g. with torch.optim.Adam), or "
+                "train in one process."
             )
-        net = self._make_net(module, seed, device, **net_kwargs)
-        net.fit(dataset, y=None)
-        net.module_.eval()
+        self._check_optimizer_kwargs(optimizer)
+        for callback in self.callbacks or ():
+            named = isinstance(callback, tuple) and len(callback) == 2
+            instance = callback[1] if named else callback
+            if not isinstance(instance, Callback) or (named and not isinstance(callback[0], str)):
+                raise TypeError(
+                    "callbacks must be a list of skorch callback instances (e.g. "
+                    "skorch.callbacks.EpochScoring(...)) or (name, callback) pairs; got "
+                    f"{callback!r}."
+                )
+
+    def _check_optimizer_kwargs(self, optimizer: type) -> None:
+        kwargs = self.optimizer_kwargs or {}
+        if "lr" in kwargs:
+            raise ValueError(
+                "optimizer_kwargs must not contain 'lr': set the estimator's lr parameter."
+            )
+        parameters = inspect.signature(optimizer.__init__).parameters
+        if any(p.kind is p.VAR_KEYWORD for p in parameters.values()):
+            return
+        accepted = [name for name in parameters if name not in ("self", "params")]
+        unknown = sorted(set(kwargs) - set(accepted))
+        if unknown:
+            raise ValueError(
+                f"optimizer_kwargs has {unknown} which {optimizer.__name__} does not accept; "
+                f"its options are {accepted}."
+            )
+
+    def _check_hidden(self, name: str = "hidden_layer_sizes") -> tuple[int, ...]:
+        """A layer-size parameter as a tuple, or a ValueError naming the expected form."""
+        sizes = tuple(getattr(self, name))
+        if not all(isinstance(s, Integral) and not isinstance(s, bool) and s >= 1 for s in sizes):
+            raise ValueError(
+                f"{name} must be a tuple of positive ints (e.g. (256,), or () for none), "
+                f"got {sizes!r}."
+            )
+        return sizes
+
+    def _make_encoder(self, n_features: int, default: Callable[[], torch.nn.Module]):
+        """The user's ``encoder`` (a copy, or the class built with ``n_features``) or the default.
+
+        Returns the module and the width of its output.
+        """
+        encoder = self.encoder
+        if encoder is None:
+            module = default()
+        elif isinstance(encoder, torch.nn.Module):
+            module = DenseInput(copy.deepcopy(encoder))
+        elif isinstance(encoder, type) and issubclass(encoder, torch.nn.Module):
+            module = DenseInput(encoder(n_features))
+        else:
+            raise TypeError(
+                "encoder must be None, a torch.nn.Module instance, or a torch.nn.Module class "
+                f"that takes the number of input features; got {encoder!r}."
+            )
+        return module, output_dim(module, n_features)
+
+    # --- fitting ----------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _fitting(self) -> Iterator[None]:
+        """Run a fit that leaves the estimator as it was if the fit raises."""
+        before = {k: v for k, v in vars(self).items() if _is_fitted_attribute(k)}
+        try:
+            yield
+        except BaseException:
+            for name in [k for k in vars(self) if _is_fitted_attribute(k)]:
+                delattr(self, name)
+            vars(self).update(before)
+            raise
+
+    def _resolve_device(self) -> str:
+        """The device of a new network: the accelerator's, or ``device`` resolved."""
+        if self.accelerator is not None:
+            device = self.accelerator.device
+            # Multi-process CPU accelerators say "cpu:0": tensors saved from there would
+            # carry a location that torch.load cannot restore in another process.
+            return "cpu" if torch.device(device).type == "cpu" else str(device)
+        return resolve_device(self.device)
+
+    def _new_seeds(self) -> Seeds:
+        """The random streams of a new fit, the same in every process of a launch."""
+        seeds = Seeds.from_random_state(self.random_state)
+        if self.accelerator is not None and self.accelerator.num_processes > 1:
+            from sknce._distributed import broadcast_seeds
+
+            seeds = broadcast_seeds(seeds, self.accelerator)
+        return seeds
+
+    def _continues(self, partial: bool) -> bool:
+        """Whether this fit continues from the fitted network."""
+        return (partial or self.warm_start) and hasattr(self, "net_")
+
+    def _train(
+        self,
+        dataset,
+        build: Callable[[str], tuple[torch.nn.Module, torch.nn.Module]],
+        *,
+        partial: bool = False,
+        seeds: Seeds | None = None,
+        net_class: type[NCENet] = NCENet,
+        extra_callbacks: list | None = None,
+        max_epochs: int | None = None,
+        batch_size: int | None = None,
+        **net_kwargs,
+    ) -> NCENet:
+        """Train on ``dataset``; set ``net_``, ``history_`` and ``n_iter_``.
+
+        Parameters
+        ----------
+        dataset : SampledDataset or a dataset with the same interface
+        build : callable
+            ``build(device) -> (module, criterion)``, called under seeded initialisation.
+        partial : bool, default=False
+            One pass over ``dataset`` without validation (``partial_fit``).
+        seeds : Seeds or None, default=None
+            The random streams of a new net (drawn from ``random_state`` when None).
+        net_class : type, default=NCENet
+        extra_callbacks : list of (str, Callback) or None, default=None
+            sknce callbacks of this estimator, placed before the user's.
+        max_epochs, batch_size : int or None, default=None
+            The values of this fit when they depend on the data (an ``"auto"``
+            parameter resolved by the estimator); ``None``: the parameters. A
+            continued fit keeps the net's batch size.
+        **net_kwargs
+            Passed to ``net_class`` when a new net is built.
+        """
+        max_epochs = self.max_epochs if max_epochs is None else max_epochs
+        batch_size = self.batch_size if batch_size is None else batch_size
+        restore = None
+        if self._continues(partial):
+            net = self.net_
+            restore = net.snapshot()
+            net.set_params(max_epochs=max_epochs, verbose=int(bool(self.verbose)), lr=self.lr)
+        else:
+            seeds = seeds or self._new_seeds()
+            device = self._resolve_device()
+            if self.accelerator is not None:
+                from sknce._distributed import require_accelerate
+
+                require_accelerate()
+                net_class = net_class.with_accelerator()
+                net_kwargs = {**net_kwargs, "accelerator": self.accelerator}
+            with seeded_init(seeds, device):
+                module, criterion = build(device)
+            validation = self.early_stopping and not partial and self._can_validate(dataset)
+            callbacks = self._callbacks(validation, extra_callbacks or [])
+            net_kwargs = {"max_epochs": max_epochs, "batch_size": batch_size, **net_kwargs}
+            net = self._make_net(
+                module, criterion, seeds, device, validation, callbacks, net_class, net_kwargs
+            )
+            net.initialize()
+        n_before = len(net.history)
+        net.estimator = self
         self.net_ = net
-        self.history_ = [
-            {k: row[k] for k in ("epoch", "train_loss", "valid_loss", "dur") if k in row}
-            for row in net.history
-        ]
+        split = net.train_split
+        if partial:
+            net.train_split = None
+        try:
+            net.partial_fit(dataset, epochs=1 if partial else max_epochs)
+        except BaseException:
+            if restore is not None:
+                restore()
+            raise
+        finally:
+            net.train_split = split
+        net.module_.eval()
+        self.history_ = [{k: v for k, v in row.items() if k != "batches"} for row in net.history]
         self.n_iter_ = len(self.history_)
-        self._warn_if_at_chance()
+        self._warn_if_at_chance(self.history_[n_before:])
         return net
 
-    def _warn_if_at_chance(self) -> None:
-        """ConvergenceWarning when no validation loss of the fit beat chance."""
+    def _can_validate(self, dataset) -> bool:
+        """Whether holding out validation examples leaves enough training examples.
+
+        An array holds out ``validation_fraction`` of its examples; a chunk stream
+        (a dataset with ``n_held_out``) its last chunk.
+        """
+        n = len(dataset)
+        if hasattr(dataset, "n_held_out"):
+            n_train = n - dataset.n_held_out(self.validation_fraction)
+            held_out = "the last chunk of the stream"
+            fix = "Provide a stream of two chunks or more, or set early_stopping=False."
+        else:
+            n_train = n - int(np.ceil(self.validation_fraction * n))
+            held_out = f"validation_fraction={self.validation_fraction}"
+            fix = "Provide more data, lower validation_fraction, or set early_stopping=False."
+        if n_train >= self._min_train_examples:
+            return True
+        warnings.warn(
+            f"{held_out} of {n} examples leaves {n_train} for training (at least "
+            f"{self._min_train_examples} needed): early stopping is off for this fit. {fix}",
+            UserWarning,
+            stacklevel=6,  # the caller of ``fit``
+        )
+        return False
+
+    def _callbacks(self, validation: bool, extra: list) -> list:
+        """sknce's callbacks (divergence, early stopping, extra, progress), then the user's."""
+        callbacks: list = [("divergence", DivergenceGuard(self._divergence_hint()))]
+        if validation:
+            callbacks.append(("early_stopping", self._early_stopping()))
+        callbacks.extend(extra)
+        if self.verbose:
+            callbacks.append(("progress", self._progress_bar()))
+        return callbacks + list(self.callbacks or ())
+
+    def _early_stopping(self) -> ChanceAwareEarlyStopping:
+        """The early-stopping callback of a fit that holds out validation examples."""
+        return ChanceAwareEarlyStopping(
+            patience=self.patience, load_best=True, chance=self._chance_loss()
+        )
+
+    def _make_net(
+        self, module, criterion, seeds, device, validation, callbacks, net_class, net_kwargs
+    ):
+        """The skorch net of a new fit (``net_kwargs`` hold its epochs and batch size)."""
+        options = {f"optimizer__{k}": v for k, v in (self.optimizer_kwargs or {}).items()}
+        return net_class(
+            module=module,
+            criterion=criterion,
+            optimizer=self.optimizer,
+            lr=self.lr,
+            device=device,
+            train_split=HoldOut(self.validation_fraction, seeds) if validation else None,
+            callbacks=callbacks,
+            verbose=int(bool(self.verbose)),
+            seeds=seeds,
+            **options,
+            **net_kwargs,
+        )
+
+    def _warn_if_at_chance(self, rows: list[dict]) -> None:
+        """ConvergenceWarning when no validation loss of a fit beat chance."""
         chance = self._chance_loss()
-        losses = [row["valid_loss"] for row in self.history_ if "valid_loss" in row]
-        if chance is None or not losses or _beats_chance(min(losses), chance):
+        losses = [row["valid_loss"] for row in rows if "valid_loss" in row]
+        if chance is None or not losses or beats_chance(min(losses), chance):
             return
         warnings.warn(
             f"The validation loss never fell 1% below the loss of a constant guess "
-            f"({chance:.4f}) in {self.n_iter_} epoch(s): the fitted model has not learned "
+            f"({chance:.4f}) in {len(rows)} epoch(s): the fitted model has not learned "
             "to tell positive pairs from negative ones and its output is uninformative. "
             "Raise max_epochs, provide more data, or check that the pairs share structure.",
             ConvergenceWarning,
-            stacklevel=5,  # the caller of ``fit``
+            stacklevel=6,  # the caller of ``fit``
         )
 
-    def _seed_and_device(self) -> tuple[int, str]:
-        """The seed and resolved device of this fit."""
-        return self._fit_seed(), resolve_device(self.device)
+    # --- inference helpers --------------------------------------------------------------
+    def _score_rng(self) -> np.random.Generator:
+        """The random stream of ``score``: the same draws at every call, in any thread."""
+        return self.net_.seeds.numpy("score")
 
     def _batches(self, n_samples: int, batch_size: int | None = None) -> Iterator[slice]:
         """Slices covering ``range(n_samples)`` in inference batches."""
-        step = batch_size or max(self.batch_size, 1024)
+        step = batch_size or max(self.net_.batch_size, 1024)
         for start in range(0, n_samples, step):
             yield slice(start, min(start + step, n_samples))
+
+
+#: Constraint of ``encoder``, declared by the estimators that accept one.
+ENCODER_CONSTRAINT = [None, HasMethods(["forward"]), type]
+
+_COMMON = tuple(inspect.signature(BaseNCE.__init__).parameters)[1:]
+
+
+def common_params(values: dict) -> dict:
+    """The common training parameters among a constructor's arguments.
+
+    A subclass's ``__init__`` lists every parameter in its signature (scikit-learn
+    reads them from there) and hands the common ones to :class:`BaseNCE` with
+    ``super().__init__(**common_params(locals()))``.
+    """
+    return {name: values[name] for name in _COMMON}

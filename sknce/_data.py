@@ -1,27 +1,50 @@
-"""Batching of sparse and dense inputs without densifying them whole.
+"""Training data as batches drawn by a sampler, without densifying sparse inputs.
 
-skorch's default dataset densifies CSR rows one at a time; sknce's datasets
-instead receive a whole batch of row indices (``__getitems__``), slice the
-matrix once and hand the network a sparse COO tensor or a dense block.
+A *sampler* (one per estimator family) turns the rows of a batch into a
+:class:`Batch`: the inputs of the scorer (positives and negatives already drawn)
+and the targets of the NCE objective (the noise's log-probabilities, masks,
+weights). A :class:`SampledDataset` holds the rows a sampler draws from, splits
+them into training and validation rows, and yields an epoch's batches from a
+given numpy Generator, so the training engine decides which random stream each
+epoch uses. A :class:`ChunkedDataset` does the same over a stream of chunks
+larger than memory, one chunk in memory at a time.
+
+Both take ``shard=(rank, n_processes)`` in ``batches``: in data-parallel training
+every process draws the same permutation and keeps its share of it, padded as
+:class:`torch.utils.data.DistributedSampler` pads, so that every process takes
+the same number of steps, and draws its negatives from a stream of its own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 import scipy.sparse as sp
 import torch
 from torch.utils.data import Dataset
 
-__all__ = ["BatchDataset", "as_csr_or_dense", "passthrough_collate", "rows_to_tensor"]
+__all__ = [
+    "Batch",
+    "ChunkedDataset",
+    "SampledDataset",
+    "as_csr_or_dense",
+    "chunk_errors",
+    "csr_to_tensor",
+    "is_chunk_stream",
+    "process_stream",
+    "rows_to_tensor",
+    "scan_chunks",
+    "shard_rows",
+]
 
 
 def as_csr_or_dense(X, dtype=np.float32):
     """Return ``X`` as a float CSR matrix (if sparse) or a C-contiguous array.
 
-    skorch and torch need CSR (not ``csr_array``, COO or CSC), and torch needs
-    writeable memory (read-only memmaps warn).
+    torch needs CSR (not ``csr_array``, COO or CSC) and writeable memory
+    (read-only memmaps warn). Duplicate entries of a non-canonical CSR are summed.
     """
     if sp.issparse(X):
         X = sp.csr_matrix(X, dtype=dtype)
@@ -42,7 +65,7 @@ def rows_to_tensor(X, rows: Sequence[int] | np.ndarray | slice, device="cpu") ->
 
 
 def csr_to_tensor(block: sp.csr_matrix, device="cpu") -> torch.Tensor:
-    """Convert a CSR block into a coalesced-order sparse COO tensor."""
+    """Convert a canonical CSR block into a coalesced-order sparse COO tensor."""
     coo = block.tocoo()
     indices = torch.from_numpy(np.vstack([coo.row, coo.col]).astype(np.int64))
     values = torch.from_numpy(coo.data.astype(np.float32, copy=False))
@@ -51,38 +74,252 @@ def csr_to_tensor(block: sp.csr_matrix, device="cpu") -> torch.Tensor:
     ).to(device)
 
 
-def passthrough_collate(batch):
-    """Collate function for :class:`BatchDataset`: the batch is already built."""
-    return batch
-
-
-class BatchDataset(Dataset):
-    """A map-style dataset whose batches are built in one call per batch.
-
-    The DataLoader hands ``__getitems__`` the whole list of indices of a batch
-    (torch >= 2.0), so ``make_batch`` can slice a sparse matrix once and draw
-    the batch's negatives in vectorised form. Use it with
-    ``collate_fn=passthrough_collate``.
+class Batch(tuple):
+    """One batch: ``(inputs, targets)`` as skorch unpacks it, and its number of examples.
 
     Parameters
     ----------
-    n_samples : int
-        Number of examples (rows) the dataset indexes.
-    make_batch : callable
-        ``make_batch(indices: ndarray) -> (X_batch, y_batch)`` where ``X_batch``
-        is a dict of tensors passed to the module as keyword arguments and
-        ``y_batch`` is ``None`` or a tensor.
+    inputs : dict of str to Tensor
+        Keyword arguments of the scorer's ``forward``.
+    targets : dict of str to Tensor or None, default=None
+        What the NCE objective needs besides the scores.
+    size : int
+        Number of examples (positive pairs) of the batch: the weight of its loss in
+        the epoch's mean. Tensors of a batch need not have ``size`` rows (a document
+        batch of one carries extra documents to draw its negatives from).
     """
 
-    def __init__(self, n_samples: int, make_batch: Callable) -> None:
-        self.n_samples = int(n_samples)
-        self.make_batch = make_batch
+    size: int
+
+    def __new__(cls, inputs: dict, targets: dict | None = None, *, size: int) -> Batch:
+        batch = super().__new__(cls, (inputs, targets))
+        batch.size = int(size)
+        return batch
+
+
+class SampledDataset(Dataset):
+    """The example rows of a fit and the sampler that turns rows into batches.
+
+    Parameters
+    ----------
+    sampler : callable
+        ``sampler(rows, rng) -> Batch``, with ``len(sampler)`` examples.
+    rows : ndarray of int or None, default=None
+        The examples of this dataset (all of the sampler's when ``None``).
+    """
+
+    def __init__(self, sampler, rows: np.ndarray | None = None) -> None:
+        self.sampler = sampler
+        self.rows = np.arange(len(sampler)) if rows is None else np.asarray(rows)
 
     def __len__(self) -> int:
-        return self.n_samples
+        return len(self.rows)
 
-    def __getitem__(self, index: int):
-        return self.make_batch(np.asarray([index]))
+    def split(
+        self, fraction: float, rng: np.random.Generator
+    ) -> tuple[SampledDataset, SampledDataset]:
+        """A random ``ceil(fraction * n)`` of the rows for validation, the rest for training."""
+        order = rng.permutation(self.rows)
+        n_valid = int(np.ceil(fraction * len(order)))
+        return (
+            SampledDataset(self.sampler, np.sort(order[n_valid:])),
+            SampledDataset(self.sampler, np.sort(order[:n_valid])),
+        )
 
-    def __getitems__(self, indices):
-        return self.make_batch(np.asarray(indices))
+    def batches(
+        self,
+        batch_size: int,
+        rng: np.random.Generator,
+        shuffle: bool,
+        shard: tuple[int, int] | None = None,
+    ) -> Iterator[Batch]:
+        """One pass over the rows in batches of ``batch_size``, drawn from ``rng``.
+
+        With ``shard=(rank, n_processes)``, this process's share of the pass
+        (see :func:`shard_rows`).
+        """
+        rows = rng.permutation(self.rows) if shuffle else self.rows
+        if shard is not None:
+            rows, rng = shard_rows(rows, rng, *shard)
+        for start in range(0, len(rows), batch_size):
+            yield self.sampler(rows[start : start + batch_size], rng)
+
+
+def shard_rows(
+    rows: np.ndarray, rng: np.random.Generator, rank: int, n_processes: int
+) -> tuple[np.ndarray, np.random.Generator]:
+    """One process's share of an epoch's rows, and its own random stream.
+
+    Every process holds the same ``rows`` (drawn from the same epoch stream);
+    as :class:`torch.utils.data.DistributedSampler`, the rows are padded with
+    their first ones to a multiple of ``n_processes`` and process ``rank`` takes
+    every ``n_processes``-th from ``rank``, so all processes take the same number
+    of steps (a process that stops early would leave the others waiting in the
+    gradient all-reduce). The negatives are then drawn from a child of the epoch
+    stream keyed by ``rank``.
+    """
+    if n_processes == 1:
+        return rows, rng
+    padding = -len(rows) % n_processes
+    if padding:
+        rows = np.concatenate([rows, np.resize(rows, padding)])
+    return rows[rank::n_processes], process_stream(rng, rank)
+
+
+def process_stream(rng: np.random.Generator, rank: int) -> np.random.Generator:
+    """The child of an epoch's stream that process ``rank`` draws its negatives from."""
+    entropy = int(rng.integers(2**63))
+    return np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(rank,)))
+
+
+def is_chunk_stream(X) -> bool:
+    """Whether ``X`` is an iterable of chunks rather than one array-like.
+
+    A chunk stream is an iterable (not an array, a sparse matrix or a data frame)
+    whose first item is a 2-D block (a sparse matrix or an array with
+    ``ndim == 2``), or a ``(block, y)`` pair. A list of lists, an ordinary 2-D
+    array-like, is not one. A one-shot iterator is taken for a stream here, so
+    that :class:`ChunkedDataset` can reject it with an error naming the fix.
+    """
+    if sp.issparse(X) or hasattr(X, "shape") or isinstance(X, (str, bytes, dict)):
+        return False
+    if not isinstance(X, Iterable):
+        return False
+    if iter(X) is X:
+        return True
+    first = next(iter(X), None)
+    if isinstance(first, tuple) and len(first) == 2:
+        first = first[0]
+    return sp.issparse(first) or getattr(first, "ndim", None) == 2
+
+
+class ChunkedDataset(Dataset):
+    """A stream of chunks as the training engine's dataset, one chunk in memory at a time.
+
+    An epoch visits the chunks (in an order shuffled from the epoch's stream when
+    ``chunks`` is a sequence, else in the stream's order), loads one, turns it
+    into a :class:`SampledDataset` with ``make_dataset`` and yields that chunk's
+    batches (rows shuffled within the chunk, negatives drawn from the chunk)
+    before it loads the next. ``split`` holds out the last chunk.
+
+    Parameters
+    ----------
+    chunks : sequence or restartable iterable
+        The chunks, in whatever form ``make_dataset`` takes (a block, or a
+        ``(block, y)`` pair). Read once per epoch; never held whole in memory.
+    make_dataset : callable
+        ``make_dataset(chunk, index) -> SampledDataset``: validates chunk number
+        ``index`` and builds its sampler.
+    sizes : sequence of int
+        Examples of each chunk (counted by a first pass over the stream).
+    indices : ndarray of int or None, default=None
+        The chunks of this dataset (all when ``None``).
+    """
+
+    def __init__(
+        self,
+        chunks: Iterable,
+        make_dataset: Callable[[object, int], SampledDataset],
+        sizes: Sequence[int],
+        indices: np.ndarray | None = None,
+    ) -> None:
+        self.chunks = chunks
+        self.make_dataset = make_dataset
+        self.sizes = np.asarray(sizes, dtype=np.int64)
+        self.indices = np.arange(len(self.sizes)) if indices is None else np.asarray(indices)
+
+    def __len__(self) -> int:
+        return int(self.sizes[self.indices].sum())
+
+    @property
+    def random_access(self) -> bool:
+        """Whether chunks can be read in any order (a sequence), hence shuffled."""
+        return isinstance(self.chunks, Sequence)
+
+    def n_held_out(self, fraction: float) -> int:
+        """Examples that :meth:`split` holds out: those of the last chunk."""
+        return int(self.sizes[self.indices[-1]]) if len(self.indices) > 1 else len(self)
+
+    def split(
+        self, fraction: float, rng: np.random.Generator
+    ) -> tuple[ChunkedDataset, ChunkedDataset]:
+        """The last chunk for validation, the others for training (``fraction`` is unused)."""
+        return (
+            ChunkedDataset(self.chunks, self.make_dataset, self.sizes, self.indices[:-1]),
+            ChunkedDataset(self.chunks, self.make_dataset, self.sizes, self.indices[-1:]),
+        )
+
+    def _datasets(self, order: np.ndarray) -> Iterator[SampledDataset]:
+        """The chunks of ``order``, each loaded when the previous one is done with."""
+        if self.random_access:
+            for index in order.tolist():
+                with chunk_errors(index):
+                    dataset = self.make_dataset(self.chunks[index], index)
+                yield dataset
+                del dataset  # before the next chunk is read
+            return
+        wanted = set(order.tolist())
+        for index, chunk in enumerate(self.chunks):
+            if index in wanted:
+                with chunk_errors(index):
+                    dataset = self.make_dataset(chunk, index)
+                del chunk  # only the chunk's sampler stays in memory while it is trained on
+                yield dataset
+                del dataset
+
+    def batches(
+        self,
+        batch_size: int,
+        rng: np.random.Generator,
+        shuffle: bool,
+        shard: tuple[int, int] | None = None,
+    ) -> Iterator[Batch]:
+        """One pass over the chunks, in batches drawn within each chunk from ``rng``."""
+        order = self.indices
+        if shuffle and self.random_access and len(order) > 1:
+            # (one chunk draws nothing here, so its batches are those of the array itself)
+            order = rng.permutation(order)
+        for dataset in self._datasets(order):
+            yield from dataset.batches(batch_size, rng, shuffle, shard=shard)
+            del dataset  # before the next chunk is read
+
+
+@contextlib.contextmanager
+def chunk_errors(index: int) -> Iterator[None]:
+    """Prefix a ValueError or TypeError raised on chunk ``index`` with its number."""
+    try:
+        yield
+    except (ValueError, TypeError) as error:
+        raise type(error)(f"chunk {index} of the stream: {error}") from error
+
+
+def scan_chunks(chunks: Iterable, check: Callable[[object, int], int]) -> list[int]:
+    """The first pass over a chunk stream: validate every chunk and count its examples.
+
+    Parameters
+    ----------
+    chunks : sequence or restartable iterable
+    check : callable
+        ``check(chunk, index) -> n_examples``; raises on an invalid chunk (the
+        error is prefixed with the chunk's number).
+
+    Returns
+    -------
+    list of int
+        Examples of each chunk.
+    """
+    if iter(chunks) is chunks:
+        raise TypeError(
+            "X is a one-shot iterator (e.g. a generator) of chunks, but fitting reads the "
+            "chunks once per epoch. Pass a restartable iterable: a list of chunks, "
+            "sknce.datasets.NpzChunks over .npz files, or an object whose __iter__ starts "
+            "a new pass."
+        )
+    sizes = []
+    for index, chunk in enumerate(chunks):
+        with chunk_errors(index):
+            sizes.append(int(check(chunk, index)))
+        del chunk
+    if not sizes:
+        raise ValueError("X is an empty stream of chunks; it must hold at least one chunk.")
+    return sizes

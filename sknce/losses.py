@@ -17,8 +17,17 @@ import math
 
 import torch
 import torch.nn.functional as F
+from torch import nn
 
 __all__ = [
+    "BinaryNCELoss",
+    "KNegativeLoss",
+    "NCEObjective",
+    "NegativeSamplingLoss",
+    "PairLogisticLoss",
+    "RankingNCELoss",
+    "SelfNormalized",
+    "SoftmaxLoss",
     "binary_nce",
     "k_negative",
     "negative_sampling",
@@ -110,6 +119,7 @@ def binary_nce(
     neg_log_noise: torch.Tensor | None = None,
     gamma: torch.Tensor | float = 0.0,
     *,
+    neg_weights: torch.Tensor | None = None,
     reduction: str = "mean",
 ) -> torch.Tensor:
     r"""Binary NCE loss, minus :math:`L_B^n` of Ma & Collins (2018), Figure 1.
@@ -133,6 +143,8 @@ def binary_nce(
         :math:`\log p_N` of positives and negatives; ``None`` skips the correction.
     gamma : float or Tensor broadcastable to (batch,), default=0.0
         The (learned) log-normaliser :math:`\gamma`.
+    neg_weights : Tensor of shape (batch, K) or None, default=None
+        A weight multiplying each negative's term; ``None`` means 1.
     reduction : {"mean", "sum", "none"}, default="mean"
 
     Returns
@@ -141,11 +153,10 @@ def binary_nce(
     """
     _check_pos_neg(pos_scores, neg_scores)
     log_k = math.log(neg_scores.shape[1])
-    neg_gamma = gamma.reshape(-1, 1) if torch.is_tensor(gamma) else gamma
+    neg_gamma = gamma.reshape(-1, 1) if torch.is_tensor(gamma) and gamma.dim() else gamma
     pos = _corrected(pos_scores, pos_log_noise) - gamma - log_k
     neg = _corrected(neg_scores, neg_log_noise) - neg_gamma - log_k
-    loss = F.softplus(-pos) + F.softplus(neg).sum(dim=1)
-    return _reduce(loss, reduction)
+    return negative_sampling(pos, neg, neg_weights=neg_weights, reduction=reduction)
 
 
 def negative_sampling(
@@ -332,3 +343,153 @@ def self_normalization_penalty(
     corrected = _corrected(noise_scores, noise_log_noise)
     log_z = torch.logsumexp(corrected, dim=1) - math.log(noise_scores.shape[1])
     return _reduce(alpha * log_z.square(), reduction)
+
+
+# --- objectives as modules: the criterion of sknce's training engine -----------------
+#
+# A sampler hands the scorer a batch's inputs and the objective its ``targets``
+# (a dict): ``pos_log_noise`` / ``neg_log_noise`` (log p_N of positives and
+# negatives), ``neg_mask`` (False drops a negative, e.g. an accidental hit),
+# ``neg_weights``, ``norm_log_noise``, ``labels``. The scorer returns ``scores``
+# (a dict): ``pos`` (batch,) and ``neg`` (batch, K), or ``logits``, or embeddings.
+
+
+class NCEObjective(nn.Module):
+    """Base of the objective modules: ``forward(scores, targets)`` returns a scalar loss.
+
+    Subclasses implement :meth:`compute_loss`; ``forward`` reads the masked
+    negatives and hands everything to it.
+    """
+
+    def forward(self, scores: dict, targets: dict | None = None) -> torch.Tensor:
+        return self.compute_loss(scores, targets or {})
+
+    def compute_loss(self, scores: dict, targets: dict) -> torch.Tensor:  # pragma: no cover
+        raise NotImplementedError
+
+    @staticmethod
+    def negatives(scores: dict, targets: dict) -> torch.Tensor:
+        """Negative scores with masked-out negatives at ``-inf`` (absent)."""
+        mask = targets.get("neg_mask")
+        neg = scores["neg"]
+        return neg if mask is None else neg.masked_fill(~mask, float("-inf"))
+
+
+class PairLogisticLoss(NCEObjective):
+    """:func:`pair_logistic` over a batch's positive pairs and their negative pairs.
+
+    The mean is over all ``batch * (1 + K)`` pairs (Tosh et al., 2021, Eq. 1).
+    """
+
+    def compute_loss(self, scores: dict, targets: dict) -> torch.Tensor:
+        pos, neg = scores["pos"], scores["neg"].reshape(-1)
+        logits = torch.cat([pos, neg])
+        labels = torch.cat([torch.ones_like(pos), torch.zeros_like(neg)])
+        return pair_logistic(logits, labels)
+
+
+class RankingNCELoss(NCEObjective):
+    """:func:`ranking_nce` with the noise corrections of the batch's targets."""
+
+    def compute_loss(self, scores: dict, targets: dict) -> torch.Tensor:
+        return ranking_nce(
+            scores["pos"],
+            self.negatives(scores, targets),
+            targets.get("pos_log_noise"),
+            targets.get("neg_log_noise"),
+        )
+
+
+class BinaryNCELoss(NCEObjective):
+    r""":func:`binary_nce`, with a learned log-normaliser :math:`\gamma` by default.
+
+    Parameters
+    ----------
+    learn_gamma : bool, default=True
+        Learn :math:`\gamma` (a parameter of this module, initialised at 0);
+        ``False`` fixes it at 0 (word2vec's NCE).
+    """
+
+    def __init__(self, learn_gamma: bool = True) -> None:
+        super().__init__()
+        self.gamma = nn.Parameter(torch.zeros(())) if learn_gamma else None
+
+    def compute_loss(self, scores: dict, targets: dict) -> torch.Tensor:
+        return binary_nce(
+            scores["pos"],
+            self.negatives(scores, targets),
+            targets.get("pos_log_noise"),
+            targets.get("neg_log_noise"),
+            gamma=0.0 if self.gamma is None else self.gamma,
+            neg_weights=targets.get("neg_weights"),
+        )
+
+
+class NegativeSamplingLoss(NCEObjective):
+    """:func:`negative_sampling` (word2vec's objective), with optional negative weights."""
+
+    def compute_loss(self, scores: dict, targets: dict) -> torch.Tensor:
+        return negative_sampling(
+            scores["pos"],
+            self.negatives(scores, targets),
+            neg_weights=targets.get("neg_weights"),
+        )
+
+
+class SoftmaxLoss(NCEObjective):
+    """The full softmax (maximum likelihood): cross-entropy of ``logits`` and ``labels``."""
+
+    def compute_loss(self, scores: dict, targets: dict) -> torch.Tensor:
+        return F.cross_entropy(scores["logits"], targets["labels"])
+
+
+class KNegativeLoss(NCEObjective):
+    r""":func:`k_negative` on ``anchor``, ``positive`` and ``negatives`` embeddings.
+
+    Parameters
+    ----------
+    loss : {"logistic", "hinge"}, default="logistic"
+    beta : float, default=1.0
+        Inverse temperature :math:`\beta`.
+    """
+
+    def __init__(self, loss: str = "logistic", beta: float = 1.0) -> None:
+        super().__init__()
+        self.loss = loss
+        self.beta = beta
+
+    def compute_loss(self, scores: dict, targets: dict) -> torch.Tensor:
+        return k_negative(
+            scores["anchor"],
+            scores["positive"],
+            scores["negatives"],
+            loss=self.loss,
+            beta=self.beta,
+            negative_mask=targets.get("neg_mask"),
+        )
+
+
+class SelfNormalized(NCEObjective):
+    r"""An objective plus :func:`self_normalization_penalty` on extra noise samples.
+
+    The scorer returns the scores of ``m`` noise labels per example as
+    ``scores["norm"]``, the sampler their :math:`\log p_N` as
+    ``targets["norm_log_noise"]`` (Ma & Collins, 2018, Section 5.2).
+
+    Parameters
+    ----------
+    objective : NCEObjective
+    alpha : float
+        Weight of the penalty.
+    """
+
+    def __init__(self, objective: NCEObjective, alpha: float) -> None:
+        super().__init__()
+        self.objective = objective
+        self.alpha = alpha
+
+    def compute_loss(self, scores: dict, targets: dict) -> torch.Tensor:
+        penalty = self_normalization_penalty(
+            scores["norm"], targets.get("norm_log_noise"), alpha=self.alpha
+        )
+        return self.objective(scores, targets) + penalty

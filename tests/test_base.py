@@ -1,45 +1,69 @@
-"""The shared skorch plumbing: seeding, early stopping, history, verbosity, pickling."""
+"""The training engine on a toy estimator: seeding, early stopping, history, failure handling."""
 
 import pickle
+import threading
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 import torch
 from sklearn.base import clone
+from sklearn.utils.validation import check_is_fitted as sklearn_check_is_fitted
+from skorch.callbacks import Callback
 
-from sknce._base import BaseNCE, ChanceAwareEarlyStopping, NCENet, resolve_device, seeded
+from sknce._base import BaseNCE, common_params
+from sknce._callbacks import ChanceAwareEarlyStopping
 from sknce._compat import _fit_context, check_is_fitted, validate_data
-from sknce._data import BatchDataset, as_csr_or_dense, rows_to_tensor
-from sknce.losses import ranking_nce
+from sknce._data import Batch, SampledDataset, as_csr_or_dense, rows_to_tensor
+from sknce._engine import NCENet, prefetched, resolve_device
+from sknce._random import torch_generator
+from sknce.exceptions import TrainingDivergedError
+from sknce.losses import RankingNCELoss
 from sknce.nn import MLP
-from sknce.noise import UniformNoise, remove_accidental_hits
+from sknce.noise import UniformNoise
+
+
+class _ToySampler:
+    """Each example against ``k`` uniformly drawn labels."""
+
+    def __init__(self, X, y, n_classes, k=3):
+        self.X, self.y, self.noise, self.k = X, torch.as_tensor(y), UniformNoise(n_classes), k
+
+    def __len__(self):
+        return self.X.shape[0]
+
+    def __call__(self, rows, rng):
+        labels = self.y[rows]
+        negatives = self.noise.sample((len(rows), self.k), generator=torch_generator(rng))
+        inputs = {"x": rows_to_tensor(self.X, rows), "labels": labels, "negatives": negatives}
+        targets = {
+            "pos_log_noise": self.noise.log_prob(labels),
+            "neg_log_noise": self.noise.log_prob(negatives),
+            "neg_mask": negatives != labels.unsqueeze(1),
+        }
+        return Batch(inputs, targets, size=len(rows))
 
 
 class _ToyScorer(torch.nn.Module):
-    """s(x, y) = h(x)ᵀ e_y with ranking NCE against uniform noise over labels."""
+    """s(x, y) = h(x)ᵀ e_y."""
 
-    def __init__(self, n_features, n_classes, n_negatives):
+    def __init__(self, n_features, n_classes):
         super().__init__()
         self.encoder = MLP(n_features, (8,), 4)
         self.labels = torch.nn.Embedding(n_classes, 4)
-        self.noise = UniformNoise(n_classes)
-        self.n_negatives = n_negatives
 
     def scores(self, x):
         return self.encoder(x) @ self.labels.weight.T
 
-    def forward(self, x, y):
+    def forward(self, x, labels, negatives):
         h = self.encoder(x)
-        negatives = self.noise.sample((y.shape[0], self.n_negatives))
-        pos = (h * self.labels(y)).sum(1)
+        pos = (h * self.labels(labels)).sum(1)
         neg = torch.einsum("bd,bkd->bk", h, self.labels(negatives))
-        neg = remove_accidental_hits(neg, y, negatives)
-        return ranking_nce(pos, neg, self.noise.log_prob(y), self.noise.log_prob(negatives))
+        return {"pos": pos, "neg": neg}
 
 
 class ToyNCEClassifier(BaseNCE):
-    """A minimal estimator on the shared base, used to test the base only."""
+    """A minimal estimator on the shared base, used to test the engine only."""
 
     _parameter_constraints = {**BaseNCE._parameter_constraints}
 
@@ -50,38 +74,32 @@ class ToyNCEClassifier(BaseNCE):
         batch_size=32,
         lr=1e-2,
         optimizer=torch.optim.Adam,
+        optimizer_kwargs=None,
+        callbacks=None,
+        warm_start=False,
         device="cpu",
         random_state=None,
         verbose=0,
         early_stopping=False,
         validation_fraction=0.2,
         patience=2,
+        accelerator=None,
     ):
-        self.max_epochs = max_epochs
-        self.batch_size = batch_size
-        self.lr = lr
-        self.optimizer = optimizer
-        self.device = device
-        self.random_state = random_state
-        self.verbose = verbose
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.patience = patience
+        super().__init__(**common_params(locals()))
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        X, y = validate_data(self, X, y, accept_sparse="csr")
-        self.classes_, y_enc = np.unique(y, return_inverse=True)
-        X = as_csr_or_dense(X)
-        y_t = torch.as_tensor(y_enc)
+        with self._fitting():
+            X, y = validate_data(self, X, y, accept_sparse="csr")
+            self._check_training_params()
+            self.classes_, y_enc = np.unique(y, return_inverse=True)
+            n_classes = len(self.classes_)
+            sampler = _ToySampler(as_csr_or_dense(X), y_enc, n_classes)
 
-        def make_batch(idx):
-            return {"x": rows_to_tensor(X, idx), "y": y_t[idx]}, None
+            def build(device):
+                return _ToyScorer(X.shape[1], n_classes), RankingNCELoss()
 
-        seed, device = self._seed_and_device()
-        with seeded(seed, device):
-            module = _ToyScorer(X.shape[1], len(self.classes_), 3)
-            self._fit_module(module, BatchDataset(X.shape[0], make_batch), seed, device)
+            self._train(SampledDataset(sampler), build)
         return self
 
     def predict(self, X):
@@ -105,17 +123,35 @@ def _weights(est):
     return [p.detach().clone() for p in est.net_.module_.parameters()]
 
 
-def test_same_random_state_same_fit_and_global_rng_untouched(blobs):
+def _same_weights(a, b):
+    return all(torch.equal(wa, wb) for wa, wb in zip(_weights(a), _weights(b)))
+
+
+def test_same_random_state_same_fit_and_global_rngs_untouched(blobs):
     X, y = blobs
     torch.manual_seed(123)
-    before = torch.random.get_rng_state()
+    np.random.seed(123)  # noqa: NPY002 (the legacy global state is what must stay untouched)
+    before = torch.random.get_rng_state(), np.random.get_state()[1].copy()  # noqa: NPY002
     a = ToyNCEClassifier(random_state=0).fit(X, y)
-    assert torch.equal(torch.random.get_rng_state(), before)
+    assert torch.equal(torch.random.get_rng_state(), before[0])
+    np.testing.assert_array_equal(np.random.get_state()[1], before[1])  # noqa: NPY002
     b = ToyNCEClassifier(random_state=0).fit(X, y)
     c = ToyNCEClassifier(random_state=1).fit(X, y)
-    for wa, wb in zip(_weights(a), _weights(b)):
-        assert torch.equal(wa, wb)
-    assert any(not torch.equal(wa, wc) for wa, wc in zip(_weights(a), _weights(c)))
+    assert _same_weights(a, b) and not _same_weights(a, c)
+
+
+def test_fits_in_concurrent_threads_equal_sequential_fits(blobs):
+    """Seeding is per fit: threads running fits side by side do not disturb each other."""
+    X, y = blobs
+    sequential = [ToyNCEClassifier(random_state=s, max_epochs=3).fit(X, y) for s in (0, 0, 1)]
+    concurrent = [ToyNCEClassifier(random_state=s, max_epochs=3) for s in (0, 0, 1)]
+    threads = [threading.Thread(target=est.fit, args=(X, y)) for est in concurrent]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for seq, con in zip(sequential, concurrent):
+        assert _same_weights(seq, con)
 
 
 def test_learns_and_history(blobs):
@@ -124,6 +160,7 @@ def test_learns_and_history(blobs):
     assert (est.predict(X) == y).mean() > 0.9
     assert len(est.history_) == 15 == est.n_iter_
     assert est.history_[-1]["train_loss"] < est.history_[0]["train_loss"]
+    assert est.net_.estimator is est
 
 
 def test_sparse_input_matches_dense(blobs):
@@ -147,22 +184,10 @@ def test_early_stopping_restores_best_weights(blobs):
     assert len(valid) <= best + 1 + 3
     # Re-evaluating the validation loss with the restored weights gives the best value.
     net = est.net_
-    _, ds_valid = net.get_split_datasets(net.get_dataset(_toy_dataset(X, y, est)), None)
-    losses = []
-    net.module_.eval()
-    with seeded(net.valid_seed):
-        for batch in net.get_iterator(ds_valid, training=False):
-            with torch.no_grad():
-                loss = float(net.module_(**batch[0]))
-            losses.append(loss * len(batch[0]["y"]))
-    assert np.isclose(sum(losses) / len(ds_valid), valid[best], rtol=1e-4)
-
-
-def _toy_dataset(X, y, est):
-    y_t = torch.as_tensor(np.searchsorted(est.classes_, y))
-    return BatchDataset(
-        X.shape[0], lambda idx: ({"x": rows_to_tensor(X, idx), "y": y_t[idx]}, None)
-    )
+    dataset = SampledDataset(_ToySampler(X, np.searchsorted(est.classes_, y), 4))
+    _, valid_set = net.get_split_datasets(dataset)
+    again = net.mean_loss(valid_set, net.seeds.numpy("valid"))
+    assert np.isclose(again, valid[best], rtol=1e-5)
 
 
 def test_validation_loss_is_deterministic_across_epochs(blobs):
@@ -215,10 +240,12 @@ def test_device_errors_are_clear():
             resolve_device("cuda")
 
 
-def test_early_stopping_needs_a_validation_example():
+def test_early_stopping_without_training_examples_left_warns_and_trains_on_all():
     X = np.eye(3, dtype=np.float32)
-    with pytest.raises(ValueError, match="validation_fraction"):
-        ToyNCEClassifier(early_stopping=True, validation_fraction=0.1).fit(X, [0, 1, 2])
+    est = ToyNCEClassifier(early_stopping=True, validation_fraction=0.9)
+    with pytest.warns(UserWarning, match="early stopping is off for this fit"):
+        est.fit(X, [0, 1, 2])
+    assert "valid_loss" not in est.history_[-1]
 
 
 def test_net_class_is_nce_net(blobs):
@@ -253,3 +280,58 @@ def test_chance_aware_early_stopping_counts_from_the_first_epoch_below_chance(
             break
     assert stopped == stop_epoch
     assert callback.best_epoch_ == best_epoch
+
+
+# --- failures ---------------------------------------------------------------------------
+def test_a_diverging_fit_raises_and_keeps_the_previous_state(blobs):
+    X, y = blobs
+    est = ToyNCEClassifier(random_state=0, max_epochs=3).fit(X, y)
+    weights, history, predictions = _weights(est), list(est.history_), est.predict(X)
+    est.set_params(lr=1e12, warm_start=True)
+    with pytest.raises(TrainingDivergedError, match=r"training diverged in epoch \d.*Lower lr"):
+        est.fit(X, y)
+    assert all(torch.equal(a, b) for a, b in zip(weights, _weights(est)))
+    assert est.history_ == history and est.n_iter_ == 3
+    np.testing.assert_array_equal(est.predict(X), predictions)
+    fresh = ToyNCEClassifier(random_state=0, lr=1e12)
+    with pytest.raises(TrainingDivergedError):
+        fresh.fit(X, y)
+    with pytest.raises(Exception, match="not fitted"):
+        sklearn_check_is_fitted(fresh)
+
+
+def test_a_refit_on_bad_input_keeps_the_previous_fit(blobs):
+    X, y = blobs
+    est = ToyNCEClassifier(random_state=0, max_epochs=2).fit(X, y)
+    before = dict(vars(est))
+    with pytest.raises(ValueError):
+        est.fit(X[:, :3], y[:5])  # inconsistent lengths, after n_features_in_ would change
+    assert vars(est).keys() == before.keys()
+    assert all(vars(est)[k] is before[k] for k in before)
+
+
+class _Interrupt(Callback):
+    def on_epoch_end(self, net, **kwargs):
+        if len(net.history) == 2:
+            raise KeyboardInterrupt
+
+
+def test_an_interrupted_fit_keeps_the_network_trained_so_far(blobs):
+    X, y = blobs
+    est = ToyNCEClassifier(random_state=0, max_epochs=10, callbacks=[_Interrupt()]).fit(X, y)
+    assert est.n_iter_ == len(est.history_) == 2
+    assert (est.predict(X) == y).mean() > 0.5
+
+
+def test_prefetched_keeps_order_and_raises_the_producers_error():
+    assert list(prefetched(iter(range(50)), depth=3)) == list(range(50))
+
+    def broken():
+        yield 1
+        raise ValueError("boom")
+
+    items = []
+    with pytest.raises(ValueError, match="boom"):
+        for item in prefetched(broken()):
+            items.append(item)
+    assert items == [1]

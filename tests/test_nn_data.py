@@ -5,7 +5,7 @@ import pytest
 import scipy.sparse as sp
 import torch
 
-from sknce._data import BatchDataset, as_csr_or_dense, passthrough_collate, rows_to_tensor
+from sknce._data import Batch, SampledDataset, as_csr_or_dense, rows_to_tensor
 from sknce.nn import MLP, InputLinear
 
 
@@ -81,16 +81,59 @@ def test_mlp_output_is_independent_of_the_batch(counts):
         torch.testing.assert_close(mlp(X)[:5], mlp(X[:5]))
 
 
-def test_batch_dataset_builds_whole_batches():
+def test_sampled_dataset_splits_and_batches_rows_from_the_given_stream():
     calls = []
 
-    def make_batch(idx):
-        calls.append(list(idx))
-        return {"i": torch.as_tensor(idx)}, None
+    def sampler(rows, rng):
+        calls.append(list(rows))
+        return Batch({"rows": torch.as_tensor(rows)}, None, size=len(rows))
 
-    loader = torch.utils.data.DataLoader(
-        BatchDataset(10, make_batch), batch_size=4, collate_fn=passthrough_collate
-    )
-    batches = [b[0]["i"].tolist() for b in loader]
-    assert batches == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
-    assert calls == batches
+    dataset = SampledDataset(_Sized(sampler, 10))
+    batches = [b[0]["rows"].tolist() for b in dataset.batches(4, np.random.default_rng(0), False)]
+    assert batches == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]] == calls
+    shuffled = [
+        r for b in dataset.batches(4, np.random.default_rng(0), True) for r in b[0]["rows"]
+    ]
+    assert sorted(shuffled) == list(range(10)) and shuffled != list(range(10))
+    train, valid = dataset.split(0.25, np.random.default_rng(1))
+    assert len(valid) == 3 and len(train) == 7
+    assert sorted([*train.rows, *valid.rows]) == list(range(10))
+    again = [b.size for b in train.batches(4, np.random.default_rng(0), True)]
+    assert again == [4, 3]
+
+
+class _Sized:
+    """A sampler of ``n`` examples."""
+
+    def __init__(self, sampler, n):
+        self.sampler, self.n = sampler, n
+
+    def __len__(self):
+        return self.n
+
+    def __call__(self, rows, rng):
+        return self.sampler(rows, rng)
+
+
+def test_lazy_adam_moved_to_sknce_optim_and_the_old_path_warns():
+    import sknce.nn
+    from sknce.optim import LazyAdam
+
+    with pytest.warns(FutureWarning, match="sknce.optim.LazyAdam"):
+        assert sknce.nn.LazyAdam is LazyAdam
+
+
+def test_lazy_adam_weight_decay_equals_adam_on_dense_gradients():
+    from sknce.optim import LazyAdam
+
+    torch.manual_seed(0)
+    a = torch.nn.Parameter(torch.randn(4, 3))
+    b = torch.nn.Parameter(a.detach().clone())
+    grad = torch.randn(4, 3)
+    adam = torch.optim.Adam([a], lr=0.1, weight_decay=0.3)
+    lazy = LazyAdam([b], lr=0.1, weight_decay=0.3)
+    for _ in range(3):
+        for param, opt in ((a, adam), (b, lazy)):
+            param.grad = grad.clone()
+            opt.step()
+    torch.testing.assert_close(a, b)

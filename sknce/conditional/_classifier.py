@@ -11,10 +11,19 @@ from sklearn.metrics import accuracy_score
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils.multiclass import check_classification_targets
 
-from sknce._base import BaseNCE, seeded
+from sknce._base import ENCODER_CONSTRAINT, BaseNCE, common_params
 from sknce._compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
-from sknce._data import BatchDataset, as_csr_or_dense, rows_to_tensor
-from sknce.nn import LabelNCELoss, LabelScorer
+from sknce._data import (
+    ChunkedDataset,
+    SampledDataset,
+    as_csr_or_dense,
+    is_chunk_stream,
+    rows_to_tensor,
+    scan_chunks,
+)
+from sknce.conditional._sampler import LabelSampler
+from sknce.losses import BinaryNCELoss, RankingNCELoss, SelfNormalized, SoftmaxLoss
+from sknce.nn import MLP, DenseInput, LabelScorer
 from sknce.noise import CategoricalNoise, UniformNoise, UnigramNoise
 
 __all__ = ["ConditionalNCEClassifier"]
@@ -91,6 +100,12 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         Hidden layers of the encoder :math:`h`. With ``()`` (and
         ``embedding_dim=None``) the model is the log-linear
         :math:`s(x, y) = x^\top\theta_y + b_y` of Section 5.1.
+    encoder : torch.nn.Module instance or class, or None, default=None
+        Your own encoder :math:`h` replacing the MLP: it maps a dense float32 batch
+        of shape (batch, n_features) to (batch, d) (sparse input is densified one
+        batch at a time); the label embeddings get width ``d``. A class is built
+        with ``n_features``; an instance is copied at each fit.
+        ``hidden_layer_sizes`` and ``embedding_dim`` are then unused.
     embedding_dim : int or None, default=None
         Width of :math:`h(x)` and :math:`e_y`. ``None``: ``n_features_in_`` when
         ``hidden_layer_sizes=()`` (the identity encoder, which densifies one batch
@@ -103,7 +118,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         (only the rows of the true and sampled labels), so that a training step costs
         O(batch × K) whatever the number of labels, instead of a dense update of all
         of them. Needs an optimiser that accepts sparse gradients:
-        :class:`sknce.nn.LazyAdam` (Adam on the rows present), ``torch.optim.SGD`` or
+        :class:`sknce.optim.LazyAdam` (Adam on the rows present), ``torch.optim.SGD`` or
         ``torch.optim.Adagrad``; ``torch.optim.Adam`` does not.
     remove_accidental_hits : bool, default=False
         Drop sampled negatives equal to the true label. Figure 1's objectives keep
@@ -120,19 +135,42 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
     batch_size : int, default=256
         Examples per gradient step.
     lr : float, default=1e-3
-        Learning rate.
+        Learning rate of the optimizer.
     optimizer : torch optimizer class, default=torch.optim.Adam
+        Any :class:`torch.optim.Optimizer` subclass, built on the network's parameters.
+    optimizer_kwargs : dict or None, default=None
+        Further options of the optimizer, e.g. ``{"weight_decay": 1e-4}`` (not ``lr``);
+        a keyword the optimizer does not take is a ``ValueError``.
+    callbacks : list of skorch callbacks or None, default=None
+        :mod:`skorch.callbacks` (or ``(name, callback)`` pairs) run after sknce's own
+        (divergence guard, early stopping, progress bar): e.g. ``Checkpoint`` with
+        ``LoadInitState`` to resume a fit, ``LRScheduler``, ``EpochScoring``. A
+        callback receives the skorch net; ``net.estimator`` is this estimator, whose
+        outputs reflect the current epoch. See :ref:`customising`.
+    warm_start : bool, default=False
+        When already fitted, ``fit`` continues training the fitted network, with its
+        optimizer state, for ``max_epochs`` more epochs instead of starting over.
     device : {"cpu", "cuda", "auto"} or str, default="cpu"
+        Where the network trains; ``"auto"`` takes a GPU when one is present.
     random_state : int, RandomState instance or None, default=None
-        Seeds initial weights, shuffling and negatives; an int makes a CPU fit
-        reproducible.
+        Seeds the weights, shuffling, negatives and the validation split. An int makes
+        a CPU fit reproducible, in any thread.
     verbose : int, default=0
         1 prints a progress bar and per-epoch losses.
     early_stopping : bool, default=False
         Stop when the validation NCE loss (on ``validation_fraction`` of the data,
         with fixed negatives) stops improving; restores the best weights.
     validation_fraction : float, default=0.1
+        Share of the training examples held out for early stopping.
     patience : int, default=5
+        Epochs without improvement of the validation loss before training stops.
+    accelerator : accelerate.Accelerator or None, default=None
+        Train data-parallel over the processes of ``accelerate launch`` (or
+        ``torchrun``), on the accelerator's device and in its mixed precision: every
+        process runs the same fit on the same data, takes its share of each epoch's
+        examples (``batch_size`` per process and step) and ends with the same model.
+        ``device`` is then unused. Needs the ``distributed`` extra; see
+        :ref:`scaling`.
 
     Attributes
     ----------
@@ -145,9 +183,10 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
     noise_ : CategoricalNoise
         The noise distribution over encoded labels.
     net_ : NCENet
-        The fitted skorch net; ``net_.module_.scorer`` is the :class:`~sknce.nn.LabelScorer`.
+        The fitted skorch net; ``net_.module_`` is the :class:`~sknce.nn.LabelScorer`.
     history_ : list of dict
-        Per-epoch ``train_loss`` (and ``valid_loss`` with early stopping).
+        Per-epoch records of the skorch history: ``train_loss``, ``valid_loss`` with
+        early stopping, ``dur``, and what callbacks record.
     n_iter_ : int
         Number of epochs run.
 
@@ -195,6 +234,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         "input_bias": ["boolean"],
         "input_bias_layer_sizes": [tuple, list],
         "hidden_layer_sizes": [tuple, list],
+        "encoder": ENCODER_CONSTRAINT,
         "embedding_dim": [Interval(Integral, 1, None, closed="left"), None],
         "label_bias": ["boolean"],
         "sparse_embeddings": ["boolean"],
@@ -214,6 +254,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         input_bias: bool = False,
         input_bias_layer_sizes: tuple[int, ...] = (32,),
         hidden_layer_sizes: tuple[int, ...] = (256,),
+        encoder=None,
         embedding_dim: int | None = None,
         label_bias: bool = True,
         sparse_embeddings: bool = False,
@@ -223,13 +264,18 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         batch_size: int = 256,
         lr: float = 1e-3,
         optimizer=torch.optim.Adam,
+        optimizer_kwargs: dict | None = None,
+        callbacks: list | None = None,
+        warm_start: bool = False,
         device: str = "cpu",
         random_state=None,
         verbose: int = 0,
         early_stopping: bool = False,
         validation_fraction: float = 0.1,
         patience: int = 5,
+        accelerator=None,
     ) -> None:
+        super().__init__(**common_params(locals()))
         self.objective = objective
         self.n_negatives = n_negatives
         self.noise = noise
@@ -239,89 +285,223 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         self.input_bias = input_bias
         self.input_bias_layer_sizes = input_bias_layer_sizes
         self.hidden_layer_sizes = hidden_layer_sizes
+        self.encoder = encoder
         self.embedding_dim = embedding_dim
         self.label_bias = label_bias
         self.sparse_embeddings = sparse_embeddings
         self.remove_accidental_hits = remove_accidental_hits
         self.classes = classes
-        self.max_epochs = max_epochs
-        self.batch_size = batch_size
-        self.lr = lr
-        self.optimizer = optimizer
-        self.device = device
-        self.random_state = random_state
-        self.verbose = verbose
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.patience = patience
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
 
+    def _encode_labels(self, y, declared) -> np.ndarray:
+        """Set ``classes_`` and the noise from the first (or only) training call; encode ``y``."""
+        encoder = LabelEncoder().fit(y if declared is None else np.asarray(declared))
+        self.classes_ = encoder.classes_
+        self._check_known(y)
+        y_enc = encoder.transform(y)
+        counts = np.bincount(y_enc, minlength=len(self.classes_))
+        if declared is not None:
+            counts = counts + 1
+        self.noise_ = _label_noise(self.noise, counts, self.noise_power)
+        return y_enc
+
+    def _check_known(self, y) -> None:
+        unknown = np.setdiff1d(np.unique(y), self.classes_)
+        if unknown.size:
+            raise ValueError(
+                f"y contains {unknown.size} label(s) that are not in classes_, e.g. "
+                f"{unknown[:3].tolist()}; declare every label with the classes parameter "
+                "(or partial_fit's classes argument on its first call)."
+            )
+
+    def _make_scorer(self, n_features: int) -> LabelScorer:
+        hidden = tuple(self.hidden_layer_sizes)
+        if self.encoder is None and not hidden and self.embedding_dim is None:
+            encoder, dim = DenseInput(torch.nn.Identity()), n_features
+        else:
+            width = 64 if self.embedding_dim is None else self.embedding_dim
+            encoder, dim = self._make_encoder(n_features, lambda: MLP(n_features, hidden, width))
+        input_bias = None
+        if self.input_bias:
+            input_bias = MLP(n_features, tuple(self.input_bias_layer_sizes), 1)
+        return LabelScorer(
+            encoder,
+            dim,
+            len(self.classes_),
+            label_bias=self.label_bias,
+            input_bias=input_bias,
+            sparse=self.sparse_embeddings,
+        )
+
+    def _objective(self):
+        objective = {"ranking": RankingNCELoss, "binary": BinaryNCELoss, "mle": SoftmaxLoss}
+        criterion = objective[self.objective]()
+        if self.self_normalization > 0:
+            criterion = SelfNormalized(criterion, self.self_normalization)
+        return criterion
+
+    def _fit(self, X, y, partial: bool, classes=None) -> None:
+        continues = self._continues(partial)
+        X, y = validate_data(
+            self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], reset=not continues
+        )
+        check_classification_targets(y)
+        self._check_training_params()
+        self._check_hidden()
+        self._check_hidden("input_bias_layer_sizes")
+        if continues:
+            self._check_known(y)
+            y_enc = np.searchsorted(self.classes_, y)
+            device = self.net_.device
+        else:
+            declared = self.classes if classes is None else classes
+            if partial and declared is None:
+                raise ValueError(
+                    "classes must be passed on the first call to partial_fit (every label "
+                    "that any chunk may contain), e.g. partial_fit(X, y, classes=labels)."
+                )
+            y_enc = self._encode_labels(y, declared)
+            device = self._resolve_device()
+        self.noise_.to(device)
+
+        def build(device: str):
+            return self._make_scorer(X.shape[1]), self._objective()
+
+        self._train(SampledDataset(self._sampler(X, y_enc, device)), build, partial=partial)
+
+    def _sampler(self, X, y_enc: np.ndarray, device: str) -> LabelSampler:
+        return LabelSampler(
+            as_csr_or_dense(X),
+            torch.as_tensor(y_enc, dtype=torch.int64),
+            self.noise_,
+            0 if self.objective == "mle" else self.n_negatives,
+            self.n_norm_samples if self.self_normalization > 0 else 0,
+            self.remove_accidental_hits,
+            device,
+        )
+
+    def _fit_chunks(self, chunks) -> None:
+        """Fit on a stream of ``(X, y)`` chunks, one chunk in memory at a time.
+
+        A first pass validates every chunk and counts the labels (for ``classes_``
+        and the unigram noise); each epoch then reads the chunks again.
+        """
+        continues = self._continues(False)
+        self._check_training_params()
+        self._check_hidden()
+        self._check_hidden("input_bias_layer_sizes")
+        labels, counts = np.empty(0), np.empty(0, dtype=np.int64)
+
+        def validated(chunk, reset: bool):
+            if not (isinstance(chunk, tuple) and len(chunk) == 2):
+                raise TypeError(
+                    "a stream fitted by ConditionalNCEClassifier yields (X_chunk, y_chunk) "
+                    f"pairs; got a {type(chunk).__name__}."
+                )
+            X, y = validate_data(
+                self, *chunk, accept_sparse="csr", dtype=[np.float64, np.float32], reset=reset
+            )
+            check_classification_targets(y)
+            return X, y
+
+        def check(chunk, index: int) -> int:
+            nonlocal labels, counts
+            X, y = validated(chunk, reset=index == 0 and not continues)
+            new, new_counts = np.unique(y, return_counts=True)
+            merged = np.union1d(labels, new) if labels.size else new
+            total = np.zeros(merged.shape[0], dtype=np.int64)
+            total[np.searchsorted(merged, labels)] += counts
+            total[np.searchsorted(merged, new)] += new_counts
+            labels, counts = merged, total
+            return X.shape[0]
+
+        sizes = scan_chunks(chunks, check)
+        if continues:
+            self._check_known(labels)
+            device = self.net_.device
+        else:
+            if self.classes is None:
+                self.classes_ = labels
+            else:
+                self.classes_ = np.unique(np.asarray(self.classes))
+                self._check_known(labels)
+                declared = np.zeros(len(self.classes_), dtype=np.int64)
+                declared[np.searchsorted(self.classes_, labels)] = counts
+                counts = declared + 1  # smoothed, as fit does with declared classes
+            self.noise_ = _label_noise(self.noise, counts, self.noise_power)
+            device = self._resolve_device()
+        self.noise_.to(device)
+
+        def make_dataset(chunk, index: int) -> SampledDataset:
+            X, y = validated(chunk, reset=False)
+            self._check_known(y)
+            return SampledDataset(self._sampler(X, np.searchsorted(self.classes_, y), device))
+
+        def build(device: str):
+            return self._make_scorer(self.n_features_in_), self._objective()
+
+        self._train(ChunkedDataset(chunks, make_dataset, sizes), build)
+
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y) -> ConditionalNCEClassifier:
+    def fit(self, X, y=None) -> ConditionalNCEClassifier:
         """Fit the model by NCE (or the full softmax for ``objective="mle"``).
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Inputs; sparse matrices are sliced per batch, never densified whole.
-        y : array-like of shape (n_samples,)
-            Labels, any hashable values.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features), or iterable
+            Inputs; sparse matrices are sliced per batch, never densified whole. A
+            restartable iterable of ``(X_chunk, y_chunk)`` pairs (e.g.
+            :class:`~sknce.datasets.NpzChunks` over files holding ``y``) fits on data
+            larger than memory: a first pass validates the chunks and counts the
+            labels, then each epoch reads one chunk at a time (in a shuffled order
+            when the iterable is a sequence) and draws its batches within it; early
+            stopping holds out the last chunk. See :ref:`scaling`.
+        y : array-like of shape (n_samples,), or None
+            Labels, any hashable values; ``None`` when ``X`` is a stream of chunks.
 
         Returns
         -------
         self : ConditionalNCEClassifier
         """
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32])
-        check_classification_targets(y)
-        self._check_sparse_optimizer()
-        encoder = LabelEncoder().fit(y if self.classes is None else np.asarray(self.classes))
-        self.classes_ = encoder.classes_
-        if self.classes is not None:
-            unknown = np.setdiff1d(np.unique(y), self.classes_)
-            if unknown.size:
-                raise ValueError(
-                    f"y contains {unknown.size} label(s) that are not in classes, e.g. "
-                    f"{unknown[:3].tolist()}; add them to classes or leave classes=None."
-                )
-        y_enc = encoder.transform(y)
-        counts = np.bincount(y_enc, minlength=len(self.classes_))
-        if self.classes is not None:
-            counts = counts + 1
-        self.noise_ = _label_noise(self.noise, counts, self.noise_power)
+        with self._fitting():
+            if is_chunk_stream(X):
+                if y is not None:
+                    raise ValueError(
+                        "X is a stream of (X_chunk, y_chunk) pairs, which carries the labels; "
+                        "y must be None."
+                    )
+                self._fit_chunks(X)
+            else:
+                self._fit(X, y, partial=False)
+        return self
 
-        X = as_csr_or_dense(X)
-        y_t = torch.as_tensor(y_enc, dtype=torch.int64)
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, classes=None) -> ConditionalNCEClassifier:
+        """One pass of training over a chunk, continuing the fitted network.
 
-        def make_batch(idx):
-            return {"x": rows_to_tensor(X, idx), "y": y_t[idx]}, None
+        The first call fixes ``classes_`` (from ``classes``, required then unless the
+        ``classes`` parameter is set) and the noise distribution (the label counts of
+        that chunk, smoothed by one); later calls keep the network and the
+        optimizer's state. No validation split is held out and ``max_epochs`` is
+        ignored: each call is one epoch over the chunk.
 
-        seed, device = self._seed_and_device()
-        with seeded(seed, device):
-            scorer = LabelScorer(
-                X.shape[1],
-                len(self.classes_),
-                tuple(self.hidden_layer_sizes),
-                self.embedding_dim,
-                label_bias=self.label_bias,
-                input_bias_layer_sizes=(
-                    tuple(self.input_bias_layer_sizes) if self.input_bias else None
-                ),
-                sparse=self.sparse_embeddings,
-            )
-            module = LabelNCELoss(
-                scorer,
-                self.noise_,
-                self.objective,
-                self.n_negatives,
-                alpha=self.self_normalization,
-                n_norm_samples=self.n_norm_samples,
-                remove_hits=self.remove_accidental_hits,
-            )
-            self._fit_module(module, BatchDataset(X.shape[0], make_batch), seed, device)
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        classes : array-like of shape (n_classes,) or None, default=None
+            Every label of the problem; required on the first call.
+
+        Returns
+        -------
+        self : ConditionalNCEClassifier
+        """
+        with self._fitting():
+            self._fit(X, y, partial=True, classes=classes)
         return self
 
     # --- inference ------------------------------------------------------------------
@@ -335,7 +515,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
 
     def _blocks(self, X):
         """Yield ``(rows, start, stop, scores)`` over inference batches and class chunks."""
-        scorer = self.net_.module_.scorer
+        scorer = self.net_.module_
         n_classes = len(self.classes_)
         for rows in self._batches(X.shape[0]):
             with torch.no_grad():

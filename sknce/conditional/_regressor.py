@@ -9,10 +9,12 @@ import torch
 from sklearn.base import RegressorMixin
 from sklearn.metrics import r2_score
 
-from sknce._base import BaseNCE, seeded
+from sknce._base import ENCODER_CONSTRAINT, BaseNCE, common_params
 from sknce._compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
-from sknce._data import BatchDataset, as_csr_or_dense, rows_to_tensor
-from sknce.nn import TargetEnergy, TargetNCELoss
+from sknce._data import SampledDataset, as_csr_or_dense, rows_to_tensor
+from sknce.conditional._sampler import TargetSampler
+from sknce.losses import BinaryNCELoss, RankingNCELoss
+from sknce.nn import MLP, TargetEnergy
 from sknce.noise import GaussianMixtureNoise
 
 __all__ = ["ConditionalNCERegressor"]
@@ -71,18 +73,54 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
         Grid points used to normalise the density.
     hidden_layer_sizes : tuple of int, default=(64, 64)
         Hidden layers of the input network :math:`g`.
+    encoder : torch.nn.Module instance or class, or None, default=None
+        Your own input network :math:`g` replacing the MLP: it maps a dense float32
+        batch of shape (batch, n_features) to (batch, d) (sparse input is densified
+        one batch at a time). A class is built with ``n_features``; an instance is
+        copied at each fit. ``hidden_layer_sizes`` is then unused.
     embedding_dim : int, default=32
         Width of :math:`g(x)`, :math:`\phi(y)` and of the head's hidden layer.
     max_epochs : int, default=100
+        Passes over the training data.
     batch_size : int, default=128
+        Examples per gradient step.
     lr : float, default=1e-3
+        Learning rate of the optimizer.
     optimizer : torch optimizer class, default=torch.optim.Adam
+        Any :class:`torch.optim.Optimizer` subclass, built on the network's parameters.
+    optimizer_kwargs : dict or None, default=None
+        Further options of the optimizer, e.g. ``{"weight_decay": 1e-4}`` (not ``lr``);
+        a keyword the optimizer does not take is a ``ValueError``.
+    callbacks : list of skorch callbacks or None, default=None
+        :mod:`skorch.callbacks` (or ``(name, callback)`` pairs) run after sknce's own
+        (divergence guard, early stopping, progress bar): e.g. ``Checkpoint`` with
+        ``LoadInitState`` to resume a fit, ``LRScheduler``, ``EpochScoring``. A
+        callback receives the skorch net; ``net.estimator`` is this estimator, whose
+        outputs reflect the current epoch. See :ref:`customising`.
+    warm_start : bool, default=False
+        When already fitted, ``fit`` continues training the fitted network, with its
+        optimizer state, for ``max_epochs`` more epochs instead of starting over.
     device : {"cpu", "cuda", "auto"} or str, default="cpu"
+        Where the network trains; ``"auto"`` takes a GPU when one is present.
     random_state : int, RandomState instance or None, default=None
+        Seeds the weights, shuffling, noise targets and the validation split. An int
+        makes a CPU fit reproducible, in any thread.
     verbose : int, default=0
+        1 prints a progress bar and per-epoch losses.
     early_stopping : bool, default=False
+        Stop when the validation NCE loss (on ``validation_fraction`` of the data,
+        with fixed noise targets) stops improving; restores the best weights.
     validation_fraction : float, default=0.1
+        Share of the training examples held out for early stopping.
     patience : int, default=10
+        Epochs without improvement of the validation loss before training stops.
+    accelerator : accelerate.Accelerator or None, default=None
+        Train data-parallel over the processes of ``accelerate launch`` (or
+        ``torchrun``), on the accelerator's device and in its mixed precision: every
+        process runs the same fit on the same data, takes its share of each epoch's
+        examples (``batch_size`` per process and step) and ends with the same model.
+        ``device`` is then unused. Needs the ``distributed`` extra; see
+        :ref:`scaling`.
 
     Attributes
     ----------
@@ -97,9 +135,10 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
     target_range_ : tuple of float
         Interval of targets, in original units, on which the density is normalised.
     net_ : NCENet
-        The fitted skorch net; ``net_.module_.energy`` is the :class:`~sknce.nn.TargetEnergy`.
+        The fitted skorch net; ``net_.module_`` is the :class:`~sknce.nn.TargetEnergy`.
     history_ : list of dict
-        Per-epoch ``train_loss`` (and ``valid_loss`` with early stopping).
+        Per-epoch records of the skorch history: ``train_loss``, ``valid_loss`` with
+        early stopping, ``dur``, and what callbacks record.
     n_iter_ : int
         Number of epochs run.
 
@@ -149,6 +188,7 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
         "predict_method": [StrOptions({"mode", "mean"})],
         "n_grid": [Interval(Integral, 8, None, closed="left")],
         "hidden_layer_sizes": [tuple, list],
+        "encoder": ENCODER_CONSTRAINT,
         "embedding_dim": [Interval(Integral, 1, None, closed="left")],
     }
 
@@ -161,40 +201,87 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
         predict_method: str = "mode",
         n_grid: int = 256,
         hidden_layer_sizes: tuple[int, ...] = (64, 64),
+        encoder=None,
         embedding_dim: int = 32,
         max_epochs: int = 100,
         batch_size: int = 128,
         lr: float = 1e-3,
         optimizer=torch.optim.Adam,
+        optimizer_kwargs: dict | None = None,
+        callbacks: list | None = None,
+        warm_start: bool = False,
         device: str = "cpu",
         random_state=None,
         verbose: int = 0,
         early_stopping: bool = False,
         validation_fraction: float = 0.1,
         patience: int = 10,
+        accelerator=None,
     ) -> None:
+        super().__init__(**common_params(locals()))
         self.objective = objective
         self.n_negatives = n_negatives
         self.noise_scales = noise_scales
         self.predict_method = predict_method
         self.n_grid = n_grid
         self.hidden_layer_sizes = hidden_layer_sizes
+        self.encoder = encoder
         self.embedding_dim = embedding_dim
-        self.max_epochs = max_epochs
-        self.batch_size = batch_size
-        self.lr = lr
-        self.optimizer = optimizer
-        self.device = device
-        self.random_state = random_state
-        self.verbose = verbose
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.patience = patience
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
+
+    def _fit(self, X, y, partial: bool) -> None:
+        continues = self._continues(partial)
+        _check_1d_target(y)
+        X, y = validate_data(
+            self,
+            X,
+            y,
+            accept_sparse="csr",
+            dtype=[np.float64, np.float32],
+            y_numeric=True,
+            reset=not continues,
+        )
+        self._check_training_params()
+        hidden = self._check_hidden()
+        y = np.asarray(y, dtype=np.float64)
+        if not continues:
+            self._set_target_scale(y)
+        y_std = (y - self.y_mean_) / self.y_scale_
+        noise = GaussianMixtureNoise(np.atleast_1d(np.asarray(self.noise_scales, float)))
+        device = self.net_.device if continues else self._resolve_device()
+        sampler = TargetSampler(
+            as_csr_or_dense(X),
+            torch.as_tensor(y_std, dtype=torch.float32),
+            noise,
+            self.n_negatives,
+            device,
+        )
+
+        def build(device: str):
+            def default() -> MLP:
+                return MLP(X.shape[1], hidden, self.embedding_dim)
+
+            encoder, width = self._make_encoder(X.shape[1], default)
+            objective = RankingNCELoss() if self.objective == "ranking" else BinaryNCELoss()
+            return TargetEnergy(encoder, width, self.embedding_dim), objective
+
+        self._train(SampledDataset(sampler), build, partial=partial)
+
+    def _set_target_scale(self, y: np.ndarray) -> None:
+        """Standardisation of the target and the range the density is normalised on."""
+        self.y_mean_ = float(y.mean())
+        scale = float(y.std())
+        self.y_scale_ = scale if scale > 0 else 1.0
+        y_std = (y - self.y_mean_) / self.y_scale_
+        lo, hi = float(y_std.min()) - 0.5, float(y_std.max()) + 0.5
+        self.target_range_ = (
+            lo * self.y_scale_ + self.y_mean_,
+            hi * self.y_scale_ + self.y_mean_,
+        )
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y) -> ConditionalNCERegressor:
@@ -210,33 +297,30 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
         -------
         self : ConditionalNCERegressor
         """
-        _check_1d_target(y)
-        X, y = validate_data(
-            self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], y_numeric=True
-        )
-        noise = GaussianMixtureNoise(np.atleast_1d(np.asarray(self.noise_scales, float)))
-        y = np.asarray(y, dtype=np.float64)
-        self.y_mean_ = float(y.mean())
-        scale = float(y.std())
-        self.y_scale_ = scale if scale > 0 else 1.0
-        y_std = (y - self.y_mean_) / self.y_scale_
-        lo, hi = float(y_std.min()) - 0.5, float(y_std.max()) + 0.5
-        self.target_range_ = (
-            lo * self.y_scale_ + self.y_mean_,
-            hi * self.y_scale_ + self.y_mean_,
-        )
+        with self._fitting():
+            self._fit(X, y, partial=False)
+        return self
 
-        X = as_csr_or_dense(X)
-        y_t = torch.as_tensor(y_std, dtype=torch.float32)
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y) -> ConditionalNCERegressor:
+        """One pass of training over a chunk, continuing the fitted network.
 
-        def make_batch(idx):
-            return {"x": rows_to_tensor(X, idx), "y": y_t[idx]}, None
+        The first call fixes the target's standardisation and the density's range
+        (``y_mean_``, ``y_scale_``, ``target_range_``) from its chunk; later calls
+        keep the network and the optimizer's state. No validation split is held out
+        and ``max_epochs`` is ignored: each call is one epoch over the chunk.
 
-        seed, device = self._seed_and_device()
-        with seeded(seed, device):
-            energy = TargetEnergy(X.shape[1], tuple(self.hidden_layer_sizes), self.embedding_dim)
-            module = TargetNCELoss(energy, noise, self.objective, self.n_negatives)
-            self._fit_module(module, BatchDataset(X.shape[0], make_batch), seed, device)
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self : ConditionalNCERegressor
+        """
+        with self._fitting():
+            self._fit(X, y, partial=True)
         return self
 
     # --- inference ------------------------------------------------------------------
@@ -247,7 +331,7 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
 
     def _grid_scores(self, X):
         """Yield ``(rows, g, s)``: encodings and scores s(x, grid) of validated ``X``."""
-        energy = self.net_.module_.energy
+        energy = self.net_.module_
         grid = self._grid(self.net_.device)
         for rows in self._batches(X.shape[0], batch_size=256):
             with torch.no_grad():
@@ -281,7 +365,7 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
         ndarray of shape (n_samples,)
         """
         X = self._validated(X)
-        energy = self.net_.module_.energy
+        energy = self.net_.module_
         parts = []
         for _, g, s in self._grid_scores(X):
             grid = self._grid(g.device)
@@ -370,7 +454,7 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
             raise ValueError(
                 f"X and y have different numbers of samples: {X.shape[0]} != {y.shape[0]}."
             )
-        energy = self.net_.module_.energy
+        energy = self.net_.module_
         y_std = torch.as_tensor((y - self.y_mean_) / self.y_scale_, dtype=torch.float32)
         log_step = self._log_step()
         parts = []

@@ -15,11 +15,12 @@ import numpy as np
 import torch
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
-from sknce._base import BaseNCE, seeded
+from sknce._base import ENCODER_CONSTRAINT, BaseNCE, common_params
 from sknce._compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
-from sknce._data import BatchDataset, as_csr_or_dense, rows_to_tensor
+from sknce._data import SampledDataset, as_csr_or_dense, rows_to_tensor
 from sknce.contrastive._sampler import LatentClassSampler, encode_groups
-from sknce.nn import LatentClassNCELoss, SphereEncoder
+from sknce.losses import KNegativeLoss
+from sknce.nn import MLP, LatentClassScorer, SphereEncoder
 
 __all__ = ["LatentClassNCEEmbedder"]
 
@@ -76,15 +77,37 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         Drop negatives that belong to the anchor's class.
     hidden_layer_sizes : tuple of int, default=(256, 256)
         Hidden layers of the encoder (LayerNorm and ReLU); ``()`` is linear.
+    encoder : torch.nn.Module instance or class, or None, default=None
+        Your own encoder :math:`f` replacing the MLP (e.g. a CNN for images): it maps a
+        dense float32 batch of shape (batch, n_features) to (batch, d); its output is
+        normalised to the unit sphere. A class is built with ``n_features``; an
+        instance is copied at each fit. ``n_components`` and ``hidden_layer_sizes``
+        are then unused; ``n_components_`` is ``d``.
     max_epochs : int, default=100
-        Passes over the anchors.
+        Passes over the training data.
     batch_size : int, default=256
         Anchors per gradient step.
     lr : float, default=1e-3
+        Learning rate of the optimizer.
     optimizer : torch optimizer class, default=torch.optim.Adam
+        Any :class:`torch.optim.Optimizer` subclass, built on the network's parameters.
+    optimizer_kwargs : dict or None, default=None
+        Further options of the optimizer, e.g. ``{"weight_decay": 1e-4}`` (not ``lr``);
+        a keyword the optimizer does not take is a ``ValueError``.
+    callbacks : list of skorch callbacks or None, default=None
+        :mod:`skorch.callbacks` (or ``(name, callback)`` pairs) run after sknce's own
+        (divergence guard, early stopping, progress bar): e.g. ``Checkpoint`` with
+        ``LoadInitState`` to resume a fit, ``LRScheduler``, ``EpochScoring``. A
+        callback receives the skorch net; ``net.estimator`` is this estimator, whose
+        outputs reflect the current epoch. See :ref:`customising`.
+    warm_start : bool, default=False
+        When already fitted, ``fit`` continues training the fitted network, with its
+        optimizer state, for ``max_epochs`` more epochs instead of starting over.
     device : {"cpu", "cuda", "auto"} or str, default="cpu"
+        Where the network trains; ``"auto"`` takes a GPU when one is present.
     random_state : int, RandomState instance or None, default=None
-        Seeds weights, pairs and negatives.
+        Seeds the weights, pairs, negatives and the validation split. An int makes a
+        CPU fit reproducible, in any thread.
     verbose : int, default=0
         1 prints a progress bar and per-epoch losses.
     early_stopping : bool, default=False
@@ -92,21 +115,33 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         on them (with fixed tuples) stops improving, restoring the best weights.
         Off by default: the paper trains for a fixed number of epochs.
     validation_fraction : float, default=0.1
+        Share of the training examples held out for early stopping.
     patience : int, default=10
+        Epochs without improvement of the validation loss before training stops.
+    accelerator : accelerate.Accelerator or None, default=None
+        Train data-parallel over the processes of ``accelerate launch`` (or
+        ``torchrun``), on the accelerator's device and in its mixed precision: every
+        process runs the same fit on the same data, takes its share of each epoch's
+        examples (``batch_size`` per process and step) and ends with the same model.
+        ``device`` is then unused. Needs the ``distributed`` extra; see
+        :ref:`scaling`.
 
     Attributes
     ----------
     groups_ : ndarray of shape (n_groups,)
         The distinct ids of ``y`` seen in ``fit``.
+    n_components_ : int
+        Width of the representation (``n_components``, or the output of ``encoder``).
     n_features_in_ : int
         Number of features seen in ``fit``.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of the features, when ``X`` has string column names.
     net_ : NCENet
-        The fitted skorch net; ``net_.module_.encoder`` is the
-        :class:`~sknce.nn.SphereEncoder`.
+        The fitted skorch net; ``net_.module_`` is the :class:`~sknce.nn.LatentClassScorer`
+        and ``net_.module_.encoder`` its :class:`~sknce.nn.SphereEncoder`.
     history_ : list of dict
-        Per-epoch ``train_loss`` (and ``valid_loss`` with early stopping).
+        Per-epoch records of the skorch history: ``train_loss``, ``valid_loss`` with
+        early stopping, ``dur``, and what callbacks record.
     n_iter_ : int
         Number of epochs run.
 
@@ -122,7 +157,7 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
     single member cannot form a positive pair: ``fit`` warns and uses them as
     negatives only, and raises a ``ValueError`` if no class has two members.
     ``score(X, y)`` is minus the NCE loss on tuples drawn from ``X`` and ``y``
-    with a seed derived from ``random_state`` (repeatable). All of scikit-learn's
+    from the fit's own random stream (repeatable). All of scikit-learn's
     common checks pass; none is expected to fail.
 
     References
@@ -151,6 +186,7 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         "negatives": [StrOptions({"batch", "marginal"})],
         "exclude_collisions": ["boolean"],
         "hidden_layer_sizes": [tuple, list],
+        "encoder": ENCODER_CONSTRAINT,
     }
 
     def __init__(
@@ -163,17 +199,23 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         negatives: str = "batch",
         exclude_collisions: bool = False,
         hidden_layer_sizes: tuple[int, ...] = (256, 256),
+        encoder=None,
         max_epochs: int = 100,
         batch_size: int = 256,
         lr: float = 1e-3,
         optimizer=torch.optim.Adam,
+        optimizer_kwargs: dict | None = None,
+        callbacks: list | None = None,
+        warm_start: bool = False,
         device: str = "cpu",
         random_state=None,
         verbose: int = 0,
         early_stopping: bool = False,
         validation_fraction: float = 0.1,
         patience: int = 10,
+        accelerator=None,
     ) -> None:
+        super().__init__(**common_params(locals()))
         self.n_components = n_components
         self.n_negatives = n_negatives
         self.loss = loss
@@ -181,16 +223,7 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         self.negatives = negatives
         self.exclude_collisions = exclude_collisions
         self.hidden_layer_sizes = hidden_layer_sizes
-        self.max_epochs = max_epochs
-        self.batch_size = batch_size
-        self.lr = lr
-        self.optimizer = optimizer
-        self.device = device
-        self.random_state = random_state
-        self.verbose = verbose
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.patience = patience
+        self.encoder = encoder
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -213,13 +246,19 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
                 f"{len(groups)} class(es)). Pass the latent-class ids as y, with at least "
                 "two points per class."
             )
+        if self.exclude_collisions and len(groups) < 2:
+            raise ValueError(
+                "exclude_collisions=True drops every negative of the anchor's class, and y "
+                "has a single class: no negative is left to learn from. Pass points of "
+                "several classes, or set exclude_collisions=False."
+            )
         n_single = int((sizes == 1).sum())
         if n_single:
             warnings.warn(
                 f"{n_single} class(es) of y have a single member and cannot give positive "
                 "pairs; their points serve as negatives only.",
                 UserWarning,
-                stacklevel=3,
+                stacklevel=5,
             )
         return as_csr_or_dense(X), codes, groups
 
@@ -227,6 +266,26 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         return LatentClassSampler(
             X, codes, self.n_negatives, self.negatives, self.exclude_collisions, device
         )
+
+    def _fit(self, X, y, partial: bool) -> None:
+        continues = self._continues(partial)
+        self._check_training_params()
+        hidden = self._check_hidden()
+        X, codes, groups = self._validate(X, y, reset=not continues)
+        if not continues:
+            self.groups_ = groups
+        device = self.net_.device if continues else self._resolve_device()
+
+        def build(device: str):
+            def default() -> MLP:
+                return MLP(X.shape[1], hidden, self.n_components)
+
+            encoder, self.n_components_ = self._make_encoder(X.shape[1], default)
+            scorer = LatentClassScorer(SphereEncoder(encoder))
+            return scorer, KNegativeLoss(loss=self.loss, beta=self.beta)
+
+        dataset = SampledDataset(self._sampler(X, codes, device))
+        self._train(dataset, build, partial=partial)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
@@ -245,15 +304,30 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         self
             The fitted embedder.
         """
-        hidden = self._check_hidden()
-        X, codes, self.groups_ = self._validate(X, y, reset=True)
-        seed, device = self._seed_and_device()
-        sampler = self._sampler(X, codes, device)
-        dataset = BatchDataset(len(sampler), sampler)
-        with seeded(seed, device):
-            encoder = SphereEncoder(X.shape[1], hidden, self.n_components)
-            module = LatentClassNCELoss(encoder, loss=self.loss, beta=self.beta)
-            self._fit_module(module, dataset, seed, device)
+        with self._fitting():
+            self._fit(X, y, partial=False)
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y=None):
+        """One pass of training over a chunk of points, continuing the fitted network.
+
+        No validation split is held out and ``max_epochs`` is ignored: each call
+        is one epoch over the anchors of ``X`` (positives and negatives come from
+        the chunk).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Latent-class ids.
+
+        Returns
+        -------
+        self
+        """
+        with self._fitting():
+            self._fit(X, y, partial=True)
         return self
 
     def transform(self, X):
@@ -277,7 +351,7 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         encoder = self.net_.module_.encoder
         encoder.eval()
         device = self.net_.device
-        out = np.empty((X.shape[0], self.n_components), dtype=dtype)
+        out = np.empty((X.shape[0], self.n_components_), dtype=dtype)
         with torch.no_grad():
             for rows in self._batches(X.shape[0]):
                 out[rows] = encoder(rows_to_tensor(X, rows, device)).cpu().numpy()
@@ -288,8 +362,8 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
 
         Tuples are drawn as in training (same ``n_negatives``, ``negatives`` and
         ``exclude_collisions``, every point of a class with two or more members an
-        anchor once) from a generator seeded by ``random_state``, so repeated
-        calls give the same value. Higher is better.
+        anchor once) from the fit's own random stream, so repeated calls give the
+        same value. Higher is better.
 
         Parameters
         ----------
@@ -303,17 +377,9 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         """
         check_is_fitted(self)
         X, codes, _ = self._validate(X, y, reset=False)
-        device = self.net_.device
-        module = self.net_.module_
-        module.eval()
-        sampler = self._sampler(X, codes, device)
-        total = 0.0
-        with seeded(self._fit_seed() + 2, device), torch.no_grad():
-            for rows in self._batches(len(sampler), self.batch_size):
-                batch, _ = sampler(np.arange(rows.start, rows.stop))
-                total += float(module(**batch)) * (rows.stop - rows.start)
-        return -total / len(sampler)
+        dataset = SampledDataset(self._sampler(X, codes, self.net_.device))
+        return -self.net_.mean_loss(dataset, self._score_rng())
 
     @property
     def _n_features_out(self) -> int:
-        return self.n_components
+        return self.n_components_

@@ -77,6 +77,10 @@ def simplex_etf_report(Z, labels) -> Bunch:
     Z = check_array(Z, dtype=[np.float64, np.float32], input_name="Z")
     labels = column_or_1d(labels, warn=True)
     check_consistent_length(Z, labels)
+    if labels.dtype.kind in "fc" and not np.all(np.isfinite(labels)):
+        raise ValueError(
+            "labels contain NaN or infinity; give every representation a class label."
+        )
     classes, inverse = np.unique(labels, return_inverse=True)
     n_classes = len(classes)
     if n_classes < 2:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from sknce._data import rows_to_tensor
+from sknce._data import Batch, rows_to_tensor
 
 __all__ = ["LatentClassSampler", "encode_groups"]
 
@@ -22,7 +22,7 @@ def encode_groups(y) -> tuple[np.ndarray, np.ndarray]:
 
 
 class LatentClassSampler:
-    """Builds training batches of latent-class tuples for :class:`BatchDataset`.
+    """Builds batches of latent-class tuples (the family's sampler).
 
     The dataset's indices enumerate the *anchors*: the points whose class has at
     least two members. The positive of an anchor is another point of its class,
@@ -91,15 +91,11 @@ class LatentClassSampler:
         draws = draws + (draws >= own)  # skip the anchor (row i)
         return draws + (draws >= own + n_anchors)  # skip its positive (row B + i)
 
-    def __call__(self, idx: np.ndarray):
-        """``make_batch`` for :class:`~sknce._data.BatchDataset`: anchors ``idx``."""
-        # Draws come from torch's generator, which sknce seeds per fit and per validation.
-        rng = np.random.default_rng(int(torch.randint(0, 2**62, (1,)).item()))
+    def __call__(self, idx: np.ndarray, rng: np.random.Generator) -> Batch:
+        """The batch of anchors ``idx`` (indices into the anchors), drawn from ``rng``."""
         anchors = self.anchors[np.asarray(idx)]
         n_anchors = len(anchors)
         positives = self.positives(anchors, rng)
-        # skorch needs every tensor of a batch to have B rows: anchors and positives go
-        # separately, and drawn negatives as k blocks of B rows.
         batch = {
             "x": rows_to_tensor(self.X, anchors, self.device),
             "x_pos": rows_to_tensor(self.X, positives, self.device),
@@ -115,7 +111,8 @@ class LatentClassSampler:
                 rows_to_tensor(block, slice(j * n_anchors, (j + 1) * n_anchors), self.device)
                 for j in range(self.n_negatives)
             ]
+        targets = None
         if self.exclude_collisions:
             mask = self.codes[neg_rows] != self.codes[anchors][:, None]
-            batch["negative_mask"] = torch.as_tensor(mask, device=self.device)
-        return batch, None
+            targets = {"neg_mask": torch.as_tensor(mask, device=self.device)}
+        return Batch(batch, targets, size=n_anchors)

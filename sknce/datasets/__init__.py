@@ -1,4 +1,4 @@
-"""Synthetic data generators that reproduce the papers' settings."""
+"""Synthetic data generators that reproduce the papers' settings, and chunked data on disk."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ _GENERATORS = {
     "make_topic_corpus": "sknce.datasets._topics",
     "make_loglinear_conditional": "sknce.datasets._loglinear",
     "make_latent_classes": "sknce.datasets._latent",
+    "NpzChunks": "sknce.datasets._chunks",
+    "save_npz_chunks": "sknce.datasets._chunks",
 }
 
 __all__ = list(_GENERATORS)

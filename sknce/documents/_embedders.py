@@ -3,29 +3,39 @@
 Tosh, Krishnamurthy and Hsu (2021) train a classifier to tell whether two bags
 of words are the two halves of one document or halves of two different
 documents (Algorithm 1, Eq. 1). Its log-odds reveal the topic posterior:
-the landmark embedding (Eq. 3) exponentiates them against fixed landmark
-documents, the direct embedding (Eq. 6) reads them off the first of two
-encoders.
+the landmark embedding (Eq. 3) evaluates them against fixed landmark
+documents, the direct embedding (Eq. 6) reads them off an encoder.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import warnings
+from collections.abc import Iterator, Sequence
 from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
 import torch
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
-from sklearn.utils import check_random_state
-from skorch.callbacks import ProgressBar
 
-from sknce._base import BaseNCE, seeded
+from sknce._base import ENCODER_CONSTRAINT, BaseNCE, common_params
+from sknce._callbacks import ChanceAwareEarlyStopping
 from sknce._compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
-from sknce._data import BatchDataset, csr_to_tensor
-from sknce.documents._split import BAGS, SPLITS, normalize_bags, split_documents
-from sknce.nn import BilinearScorer, DocumentPairLoss, PairScorer
+from sknce._data import (
+    ChunkedDataset,
+    SampledDataset,
+    csr_to_tensor,
+    is_chunk_stream,
+    scan_chunks,
+)
+from sknce._random import Seeds
+from sknce.documents._sampler import DocumentPairSampler
+from sknce.documents._spectral import spectral_projection
+from sknce.documents._split import BAGS, SPLITS, normalize_bags, smooth_idf, split_documents
+from sknce.losses import PairLogisticLoss
+from sknce.nn import MLP, BilinearScorer, LinearSkipEncoder, PairScorer
 
 __all__ = ["DirectNCEEmbedder", "LandmarkNCEEmbedder"]
 
@@ -40,6 +50,20 @@ _MAX_LOG_ODDS = 80.0
 #: Largest (documents x landmarks x hidden units) block built at once by the landmark
 #: transform: 1 MiB of float32, cache-sized (6x faster than 32 MiB blocks for M=1000, H=512).
 _PAIR_BLOCK = 1 << 18
+
+#: Gradient steps that ``max_epochs="auto"`` aims at.
+_TARGET_STEPS = 400
+
+#: Training documents (at most) whose log-odds give LandmarkNCE's column statistics.
+_REFERENCE_DOCUMENTS = 1000
+
+#: Euclidean norm of DirectNCE's rows with ``output="normalized"``.
+_OUTPUT_NORM = 3.0
+
+#: DirectNCE's early stopping from the spectral start: an epoch improves only if it lowers
+#: the validation loss by more than this fraction (the slow drift of a plateau is not
+#: progress). From a random start, skorch's default: long slow descents are.
+_PLATEAU = {"spectral": 1e-3, "random": 1e-4}
 
 
 def _check_counts(X, *, integer: bool, what: str = "X") -> None:
@@ -58,13 +82,12 @@ def _check_counts(X, *, integer: bool, what: str = "X") -> None:
 
 
 def _as_csr(X) -> sp.csr_matrix:
-    """Counts as a CSR matrix (a dense block is converted, never a whole dense X at once)."""
-    return sp.csr_matrix(X, dtype=np.float64)
-
-
-def _pair_seed() -> int:
-    """A NumPy seed drawn from torch's generator (so fits and validation are reproducible)."""
-    return int(torch.randint(0, 2**62, (1,)).item())
+    """Counts as a canonical CSR matrix: a word's stored parts summed, as in a dense X."""
+    X = sp.csr_matrix(X, dtype=np.float64)
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    return X
 
 
 class _BaseDocumentNCE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
@@ -72,6 +95,8 @@ class _BaseDocumentNCE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNC
 
     _parameter_constraints: dict = {
         **BaseNCE._parameter_constraints,
+        "max_epochs": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "batch_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "split": [StrOptions(set(SPLITS))],
         "bag": [StrOptions(set(BAGS))],
         "sparse_embeddings": ["boolean"],
@@ -79,12 +104,26 @@ class _BaseDocumentNCE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNC
         "hidden_layer_sizes": [tuple, list],
     }
 
+    #: A batch's negatives come from its other documents: training needs two of them.
+    _min_train_examples = 2
+
     # --- subclass hooks ---------------------------------------------------------
-    def _make_scorer(self, n_features: int) -> torch.nn.Module:  # pragma: no cover
+    def _make_scorer(
+        self, n_features: int, X: sp.csr_matrix, seeds: Seeds
+    ) -> torch.nn.Module:  # pragma: no cover
+        """The scorer of a new fit; ``X`` are training documents (all, or the first chunk)."""
         raise NotImplementedError
 
-    def _prepare(self, X: sp.csr_matrix, rng: np.random.RandomState) -> None:
+    def _prepare(self, X: sp.csr_matrix, rng: np.random.Generator) -> None:
         """Set fitted attributes that depend on the data (before training)."""
+
+    #: Whether ``transform`` standardises with statistics of training documents.
+    _output_statistics = False
+
+    @contextlib.contextmanager
+    def _output_fit(self, X: sp.csr_matrix | None) -> Iterator[None]:
+        """Around training: fit what ``transform`` needs besides the network, from ``X``."""
+        yield
 
     # --- sklearn plumbing -------------------------------------------------------
     def __sklearn_tags__(self):
@@ -128,44 +167,157 @@ class _BaseDocumentNCE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNC
                 f"{n_short} document(s) with fewer than 2 tokens cannot be split into two "
                 f"halves; {action} skips them.",
                 UserWarning,
-                stacklevel=3,
+                stacklevel=5,
             )
             X = X[keep]
         return X
 
-    def _make_batch(self, X: sp.csr_matrix, device: str):
-        """``make_batch(indices)``: split the documents, pair each with ``n_negatives`` others."""
-        split, bag, k = self.split, self.bag, self.n_negatives
-        n_total = X.shape[0]
+    def _sampler(self, X: sp.csr_matrix, device: str) -> DocumentPairSampler:
+        return DocumentPairSampler(X, self.split, self.bag, self.n_negatives, device, self.idf_)
 
-        def make_batch(idx):
-            rng = np.random.default_rng(_pair_seed())
-            block = X[idx]
-            if block.shape[0] < 2:
-                # A batch of one document: its negatives come from the rest of the data.
-                extra = rng.integers(0, n_total, size=k)
-                block = sp.vstack([block, X[extra]]).tocsr()
-            first, second = split_documents(block, split, rng)
-            b = block.shape[0]
-            partners = (np.arange(b)[:, None] + rng.integers(1, b, size=(b, k))) % b
-            n = len(idx)
-            return {
-                "x1": csr_to_tensor(normalize_bags(first[:n], bag), device),
-                "x2": csr_to_tensor(normalize_bags(second, bag), device),
-                "partners": torch.as_tensor(partners[:n], device=device),
-            }, None
+    def _bags(self, X: sp.csr_matrix) -> sp.csr_matrix:
+        """The network's input for count rows (``bag``, with the fitted ``idf_``)."""
+        return normalize_bags(X, self.bag, self.idf_)
 
-        return make_batch
+    def _schedule(self, n_documents: int, n_train: int, continues: bool) -> tuple[int, int]:
+        """Batch size and epochs of a fit on ``n_documents`` (``n_train`` trained on).
+
+        ``batch_size="auto"``: ``clip(n_documents // 8, 16, 256)``; a continued fit
+        keeps its network's. ``max_epochs="auto"``: about 400 gradient steps,
+        ``clip(round(400 / steps_per_epoch), 5, 200)``.
+        """
+        if continues:
+            batch_size = self.net_.batch_size
+        elif self.batch_size == "auto":
+            batch_size = int(np.clip(n_documents // 8, 16, 256))
+        else:
+            batch_size = self.batch_size
+        max_epochs = self.max_epochs
+        if max_epochs == "auto":
+            steps = max(1, math.ceil(n_train / batch_size))
+            max_epochs = int(np.clip(round(_TARGET_STEPS / steps), 5, 200))
+        return batch_size, max_epochs
+
+    def _fit(self, X, partial: bool) -> None:
+        continues = self._continues(partial)
+        X = self._validate_counts(X, reset=not continues, integer=True)
+        X = self._usable(_as_csr(X), "partial_fit" if partial else "fit")
+        self._check_training_params()
+        self._check_hidden()
+        seeds = None
+        if not continues:
+            seeds = self._new_seeds()
+            self.idf_ = smooth_idf(X)
+            self._prepare(X, seeds.numpy("prepare"))
+        device = self.net_.device if continues else self._resolve_device()
+        n = X.shape[0]
+        validated = self.early_stopping and not partial
+        n_train = n - math.ceil(self.validation_fraction * n) if validated else n
+        batch_size, max_epochs = self._schedule(n, n_train, continues)
+
+        def build(device: str):
+            return self._make_scorer(X.shape[1], X, seeds), PairLogisticLoss()
+
+        dataset = SampledDataset(self._sampler(X, device))
+        with self._output_fit(X if self._output_statistics else None):
+            self._train(
+                dataset,
+                build,
+                partial=partial,
+                seeds=seeds,
+                max_epochs=max_epochs,
+                batch_size=batch_size,
+            )
+
+    def _fit_chunks(self, chunks) -> None:
+        """Fit on a stream of chunks of documents, one chunk in memory at a time."""
+        continues = self._continues(False)
+        self._check_training_params()
+        self._check_hidden()
+        n_short = 0
+        document_frequency = None  # of the words, over the usable documents of the stream
+
+        def check(chunk, index: int) -> int:
+            nonlocal n_short, document_frequency
+            X = self._validate_counts(chunk, reset=index == 0 and not continues, integer=True)
+            usable = np.asarray(X.sum(axis=1)).ravel() >= 2
+            n_usable = int(usable.sum())
+            if n_usable < 2:
+                raise ValueError(
+                    f"it has {n_usable} document(s) with 2 or more tokens; every chunk "
+                    "needs at least 2 to draw negative pairs from. Merge small chunks."
+                )
+            n_short += X.shape[0] - n_usable
+            if not continues:
+                counts = _as_csr(X)[usable]
+                df = np.bincount(counts.indices[counts.data > 0], minlength=X.shape[1])
+                document_frequency = df if document_frequency is None else document_frequency + df
+            return n_usable
+
+        sizes = scan_chunks(chunks, check)
+        if n_short:
+            warnings.warn(
+                f"{n_short} document(s) of the stream with fewer than 2 tokens cannot be "
+                "split into two halves; fit skips them.",
+                UserWarning,
+                stacklevel=4,
+            )
+        device = self.net_.device if continues else self._resolve_device()
+
+        def make_dataset(chunk, index: int) -> SampledDataset:
+            X = _as_csr(self._validate_counts(chunk, reset=False, integer=True))
+            X = X[np.asarray(X.sum(axis=1)).ravel() >= 2]
+            return SampledDataset(self._sampler(X, device))
+
+        seeds = None
+        n_documents = int(np.sum(sizes))
+        if not continues:
+            seeds = self._new_seeds()
+            self.idf_ = np.log((1.0 + n_documents) / (1.0 + document_frequency)) + 1.0
+        # The first chunk gives the landmarks, the initialisation and the output statistics.
+        first = None
+        if not continues or self._output_statistics:
+            first = chunks[0] if isinstance(chunks, Sequence) else next(iter(chunks))
+            first = make_dataset(first, 0).sampler.X
+        if not continues:
+            self._prepare(first, seeds.numpy("prepare"))
+        validated = self.early_stopping and len(sizes) > 1
+        n_train = n_documents - (sizes[-1] if validated else 0)
+        batch_size, max_epochs = self._schedule(n_documents, n_train, continues)
+        initial = {} if continues else {"X": first}
+
+        def build(device: str):
+            # The chunk is released once the network is built.
+            return self._make_scorer(self.n_features_in_, initial.pop("X"), seeds), (
+                PairLogisticLoss()
+            )
+
+        with self._output_fit(first if self._output_statistics else None):
+            del first
+            self._train(
+                ChunkedDataset(chunks, make_dataset, sizes),
+                build,
+                seeds=seeds,
+                max_epochs=max_epochs,
+                batch_size=batch_size,
+            )
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
-        """Fit the contrastive model on unlabeled documents.
+        """Fit the contrastive model on unlabeled documents, in memory or streamed in chunks.
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_documents, n_words)
+        X : {array-like, sparse matrix} of shape (n_documents, n_words), or iterable of them
             Non-negative integer word counts. Documents with fewer than 2 tokens
-            are skipped with a warning.
+            are skipped with a warning. A restartable iterable of blocks of rows
+            (CSR or dense, the same words in every block; e.g.
+            :class:`~sknce.datasets.NpzChunks`) fits on a corpus larger than memory:
+            each epoch reads one chunk at a time (in a shuffled order when the
+            iterable is a sequence) and draws its batches and negatives within it;
+            early stopping holds out the last chunk; ``idf_`` counts every chunk;
+            the landmarks, the spectral initialisation and the output statistics
+            come from the first chunk. See :ref:`scaling`.
         y : None
             Ignored.
 
@@ -174,43 +326,41 @@ class _BaseDocumentNCE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNC
         self
             The fitted embedder.
         """
-        X = self._validate_counts(X, reset=True, integer=True)
-        X = self._usable(_as_csr(X), "fit")
-        self._check_hidden()
-        self._check_sparse_optimizer()
-        seed, device = self._seed_and_device()
-        self._prepare(X, check_random_state(seed))
-        dataset = BatchDataset(X.shape[0], self._make_batch(X, device))
-        with seeded(seed, device):
-            module = DocumentPairLoss(self._make_scorer(X.shape[1]))
-            if self.early_stopping and X.shape[0] * self.validation_fraction < 1:
-                warnings.warn(
-                    f"validation_fraction={self.validation_fraction} of {X.shape[0]} usable "
-                    "documents leaves no validation document: early stopping is off for this "
-                    "fit. Provide more documents or raise validation_fraction.",
-                    UserWarning,
-                    stacklevel=2,
-                )
-                self._fit_without_validation(module, dataset, seed, device)
+        with self._fitting():
+            if is_chunk_stream(X):
+                self._fit_chunks(X)
             else:
-                self._fit_module(module, dataset, seed, device)
+                self._fit(X, partial=False)
         return self
 
-    def _fit_without_validation(self, module, dataset, seed: int, device: str) -> None:
-        """:meth:`BaseNCE._fit_module` with early stopping switched off for this fit only."""
-        callbacks = [ProgressBar()] if self.verbose else []
-        net = self._make_net(module, seed, device, train_split=None, callbacks=callbacks)
-        net.fit(dataset, y=None)
-        net.module_.eval()
-        self.net_ = net
-        self.history_ = [
-            {k: row[k] for k in ("epoch", "train_loss", "dur") if k in row} for row in net.history
-        ]
-        self.n_iter_ = len(self.history_)
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y=None):
+        """One pass of training over a chunk of documents, continuing the fitted network.
+
+        The first call initialises the model (``idf_``, the landmarks, the spectral
+        initialisation, an ``"auto"`` batch size) from ``X``; later calls keep the
+        network and the optimizer's state. No validation split is held out and
+        ``max_epochs`` is ignored: each call is one epoch over ``X``. LandmarkNCE's
+        output statistics are refitted on each call's ``X``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_documents, n_words)
+            Non-negative integer word counts over the vocabulary of the first call.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self
+        """
+        with self._fitting():
+            self._fit(X, partial=True)
+        return self
 
     @property
     def _scorer(self):
-        return self.net_.module_.scorer
+        return self.net_.module_
 
     def _encode(self, X: sp.csr_matrix, side: str) -> torch.Tensor:
         """Encode normalised bags of ``X`` with one side of the scorer, in batches."""
@@ -219,15 +369,15 @@ class _BaseDocumentNCE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNC
         parts = []
         with torch.no_grad():
             for rows in self._batches(X.shape[0]):
-                parts.append(encode(csr_to_tensor(normalize_bags(X[rows], self.bag), device)))
+                parts.append(encode(csr_to_tensor(self._bags(X[rows]), device)))
         return torch.cat(parts) if parts else torch.zeros((0, 0))
 
     def score(self, X, y=None) -> float:
         """Minus the mean contrastive loss (Eq. 1) on freshly sampled pairs of ``X``.
 
         The pairs are drawn as in training (same ``split`` and ``n_negatives``, each
-        document paired with other documents of its batch) from a generator seeded by
-        ``random_state``, so repeated calls give the same value. Higher is better,
+        document paired with other documents of its batch) from the fit's own random
+        stream, so repeated calls give the same value. Higher is better,
         which lets :class:`~sklearn.model_selection.GridSearchCV` choose
         hyperparameters without labels (Tosh et al., Section 7.4.2).
 
@@ -244,18 +394,8 @@ class _BaseDocumentNCE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNC
         """
         X = self._validate_counts(X, reset=False, integer=True)
         X = self._usable(_as_csr(X), "score")
-        device = self.net_.device
-        module = self.net_.module_
-        module.eval()
-        make_batch = self._make_batch(X, device)
-        total, count = 0.0, 0
-        with seeded(self._fit_seed() + 2, device), torch.no_grad():
-            for rows in self._batches(X.shape[0], self.batch_size):
-                batch, _ = make_batch(np.arange(rows.start, rows.stop))
-                n = rows.stop - rows.start
-                total += float(module(**batch)) * n
-                count += n
-        return -total / count
+        dataset = SampledDataset(self._sampler(X, self.net_.device))
+        return -self.net_.mean_loss(dataset, self._score_rng())
 
     def transform(self, X):
         """Embed documents.
@@ -282,7 +422,8 @@ class LandmarkNCEEmbedder(_BaseDocumentNCE):
     A network :math:`f(x, x')` of a pair of bags of words (its first layer acts on
     the concatenation of both) is trained to tell whether the bags are two halves
     of one document (Tosh et al., 2021, Algorithm 1 and Eq. 1). A document is then
-    embedded by its predictions against ``M`` fixed landmark documents,
+    embedded by its predictions against ``M`` fixed landmark documents. The paper's
+    embedding exponentiates them,
 
     .. math::
 
@@ -290,13 +431,17 @@ class LandmarkNCEEmbedder(_BaseDocumentNCE):
         \qquad \text{(Eq. 3)},
 
     which is, up to the estimation error, a linear function of the topic posterior
-    :math:`E[w \mid x]` under a topic model (Theorem 2), so a linear model on top
-    of it can predict any label that depends linearly on that posterior.
+    :math:`E[w \mid x]` under a topic model (Theorem 2) (``output="exp"``). By default
+    ``transform`` returns the log-odds :math:`\hat f(x, l_i)` themselves, each landmark's
+    column standardised with the mean and standard deviation it has over training
+    documents (``output="standardized"``): the exponential makes a few large values
+    dominate each column, which a regularised linear model on few labels uses poorly.
 
     ``transform`` evaluates ``n_documents x n_landmarks`` pairs. The landmark side of
     the first layer is computed once for all landmarks and combined with each
-    document's side in batched tensor operations, so the cost per pair is that of the
-    hidden layers only (see ``benchmarks/bench_documents_speed.py``).
+    document's side in batched tensor operations (one document against blocks of
+    landmarks), so the cost per pair is that of the hidden layers only (see
+    ``benchmarks/bench_documents_speed.py``).
 
     Read more in the :ref:`User Guide <documents>`.
 
@@ -316,65 +461,109 @@ class LandmarkNCEEmbedder(_BaseDocumentNCE):
         (``"both"``, the best in Section 7.2), or a single random word against the
         rest (``"word"``, Section 6.2, with single-word landmarks).
         See :func:`sknce.documents.split_documents`.
-    bag : {"tf", "log1p", "counts"}, default="tf"
+    bag : {"tf", "log1p-idf", "log1p", "counts"}, default="tf"
         Representation of each half fed to the network: term frequencies, log(1 +
-        count), or raw counts. In a side run of the synthetic semi-supervised benchmark
-        (4000 documents, 10 labels per class) ``"tf"`` and ``"log1p"`` were within
-        noise of each other (0.707 and 0.715 accuracy); ``"tf"`` is the default because
-        it makes a half's scale independent of its length (halves of one document can
-        differ in length, e.g. with ``split="word"``).
+        count) times the inverse document frequency (``idf_``) with rows scaled to
+        unit norm, log(1 + count), or raw counts. Term frequencies make a half's scale
+        independent of its length (halves of one document can differ in length, e.g.
+        with ``split="word"``).
     n_negatives : int, default=1
         Negative pairs per positive pair (1:1 as in Algorithm 1). Each negative pairs
         a document's first half with the second half of another document of the batch;
         splits and pairings are drawn afresh at every epoch.
     clip : float or None, default=None
-        Bound :math:`g_{\max}` on :math:`\exp \hat f` in the embedding (Assumption 2):
-        :math:`\hat f` is clipped at :math:`\log g_{\max}`. ``None``: no bound
-        (:math:`\hat f` is still capped at 80 so that the embedding stays finite).
+        Bound :math:`g_{\max}` on :math:`\exp \hat f` (Assumption 2):
+        :math:`\hat f` is clipped at :math:`\log g_{\max}`, whatever ``output``.
+        ``None``: no bound (:math:`\hat f` is still capped at 80 so that
+        :math:`\exp \hat f` stays finite).
+    output : {"standardized", "log-odds", "exp"}, default="standardized"
+        What ``transform`` returns for each (document, landmark) pair:
+        ``"standardized"``: :math:`(\hat f(x, l_i) - \mu_i) / \sigma_i`, with
+        :math:`\mu_i, \sigma_i` (``output_mean_``, ``output_scale_``) the mean and
+        standard deviation of landmark ``i``'s log-odds over (up to 1000, evenly
+        spaced) training documents; ``"log-odds"``: :math:`\hat f(x, l_i)`;
+        ``"exp"``: :math:`\exp \hat f(x, l_i)`, Eq. (3), the embedding that
+        :func:`~sknce.documents.recover_topic_posterior` inverts (it asks for it
+        whatever this parameter says).
     hidden_layer_sizes : tuple of int, default=(512, 512)
         Hidden layers of :math:`f` (at least one); the default is the three fully
         connected layers of Sections 6.2 and 7.2, with LayerNorm and ReLU.
-    max_epochs : int, default=100
-        Passes over the training documents.
-    batch_size : int, default=256
-        Documents per gradient step (each gives ``1 + n_negatives`` pairs).
-    lr : float, default=1e-3
-        Learning rate (Adam, as in the paper).
-    optimizer : torch optimizer class, default=torch.optim.Adam
     sparse_embeddings : bool, default=False
         Give the first layer's word weights sparse gradients (the rows of the words
         in the batch only), so that a step costs O(words in the batch) instead of
-        O(vocabulary): at V = 50000 one epoch is 3-4x faster. Needs an
-        optimizer that accepts sparse gradients: :class:`sknce.nn.LazyAdam` (Adam on
-        the rows present), ``torch.optim.SGD`` or ``torch.optim.Adagrad``.
+        O(vocabulary). Needs an optimizer that accepts sparse gradients:
+        :class:`sknce.optim.LazyAdam` (Adam on the rows present), ``torch.optim.SGD``
+        or ``torch.optim.Adagrad``.
+    max_epochs : int or "auto", default=100
+        Passes over the training data (``"auto"``: as for
+        :class:`DirectNCEEmbedder`, about 400 gradient steps).
+    batch_size : int or "auto", default=256
+        Documents per gradient step (each gives ``1 + n_negatives`` pairs);
+        ``"auto"``: ``clip(n_documents // 8, 16, 256)``.
+    lr : float, default=1e-3
+        Learning rate of the optimizer (Adam, as in the paper).
+    optimizer : torch optimizer class, default=torch.optim.Adam
+        Any :class:`torch.optim.Optimizer` subclass, built on the network's parameters.
+    optimizer_kwargs : dict or None, default=None
+        Further options of the optimizer, e.g. ``{"weight_decay": 1e-4}`` (not ``lr``);
+        a keyword the optimizer does not take is a ``ValueError``.
+    callbacks : list of skorch callbacks or None, default=None
+        :mod:`skorch.callbacks` (or ``(name, callback)`` pairs) run after sknce's own
+        (divergence guard, early stopping, progress bar): e.g. ``Checkpoint`` with
+        ``LoadInitState`` to resume a fit, ``LRScheduler``, ``EpochScoring``. A
+        callback receives the skorch net; ``net.estimator`` is this estimator, whose
+        outputs reflect the current epoch. See :ref:`customising`.
+    warm_start : bool, default=False
+        When already fitted, ``fit`` continues training the fitted network, with its
+        optimizer state, for ``max_epochs`` more epochs instead of starting over.
     device : {"cpu", "cuda", "auto"} or str, default="cpu"
+        Where the network trains; ``"auto"`` takes a GPU when one is present.
     random_state : int, RandomState instance or None, default=None
-        Seeds weights, splits, pairings and landmarks.
+        Seeds the weights, splits, pairings, the validation split and the landmarks. An
+        int makes a CPU fit reproducible, in any thread.
     verbose : int, default=0
         1 prints a progress bar and per-epoch losses.
     early_stopping : bool, default=True
         Hold out ``validation_fraction`` of the documents and stop when the
         contrastive loss on them (with fixed splits and pairings) stops improving,
         restoring the best weights (Section 7.2). Epochs count towards ``patience``
-        only once that loss is 1% below the loss of a constant guess: with
-        ``split="word"`` it can stay there for 10-30 epochs before it drops. A fit
-        whose loss never gets there warns with a ``ConvergenceWarning``.
+        only once that loss is 1% below the loss of a constant guess (it can stay
+        there for many epochs before it drops); a fit whose loss never gets there
+        warns with a ``ConvergenceWarning``.
     validation_fraction : float, default=0.1
+        Share of the training examples held out for early stopping.
     patience : int, default=10
+        Epochs without improvement of the validation loss before training stops.
+    accelerator : accelerate.Accelerator or None, default=None
+        Train data-parallel over the processes of ``accelerate launch`` (or
+        ``torchrun``), on the accelerator's device and in its mixed precision: every
+        process runs the same fit on the same data, takes its share of each epoch's
+        examples (``batch_size`` per process and step) and ends with the same model.
+        ``device`` is then unused. Needs the ``distributed`` extra; see
+        :ref:`scaling`.
 
     Attributes
     ----------
     landmarks_ : csr_matrix of shape (n_landmarks, n_words)
         The landmark documents (counts).
+    idf_ : ndarray of shape (n_words,)
+        Smooth inverse document frequencies of the words in the training documents,
+        ``log((1 + n) / (1 + df)) + 1`` as in
+        :class:`~sklearn.feature_extraction.text.TfidfTransformer` (used by
+        ``bag="log1p-idf"``).
+    output_mean_ : ndarray of shape (n_landmarks,)
+        Mean log-odds of each landmark over the reference training documents.
+    output_scale_ : ndarray of shape (n_landmarks,)
+        Their standard deviation (1 where it is zero).
     n_features_in_ : int
         Vocabulary size seen in ``fit``.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of the features, when ``X`` has string column names.
     net_ : NCENet
-        The fitted skorch net; ``net_.module_.scorer`` is the
-        :class:`~sknce.nn.PairScorer`.
+        The fitted skorch net; ``net_.module_`` is the :class:`~sknce.nn.PairScorer`.
     history_ : list of dict
-        Per-epoch ``train_loss`` (and ``valid_loss`` with early stopping).
+        Per-epoch records of the skorch history: ``train_loss``, ``valid_loss`` with
+        early stopping, ``dur``, and what callbacks record.
     n_iter_ : int
         Number of epochs run.
 
@@ -415,7 +604,10 @@ class LandmarkNCEEmbedder(_BaseDocumentNCE):
         "n_landmarks": [Interval(Integral, 1, None, closed="left")],
         "landmarks": [StrOptions({"documents", "words"}), "array-like", "sparse matrix"],
         "clip": [Interval(Real, 0, None, closed="neither"), None],
+        "output": [StrOptions({"standardized", "log-odds", "exp"})],
     }
+
+    _output_statistics = True
 
     def __init__(
         self,
@@ -426,37 +618,34 @@ class LandmarkNCEEmbedder(_BaseDocumentNCE):
         bag: str = "tf",
         n_negatives: int = 1,
         clip: float | None = None,
+        output: str = "standardized",
         hidden_layer_sizes: tuple[int, ...] = (512, 512),
-        max_epochs: int = 100,
-        batch_size: int = 256,
+        sparse_embeddings: bool = False,
+        max_epochs: int | str = 100,
+        batch_size: int | str = 256,
         lr: float = 1e-3,
         optimizer=torch.optim.Adam,
-        sparse_embeddings: bool = False,
+        optimizer_kwargs: dict | None = None,
+        callbacks: list | None = None,
+        warm_start: bool = False,
         device: str = "cpu",
         random_state=None,
         verbose: int = 0,
         early_stopping: bool = True,
         validation_fraction: float = 0.1,
         patience: int = 10,
+        accelerator=None,
     ) -> None:
+        super().__init__(**common_params(locals()))
         self.n_landmarks = n_landmarks
         self.landmarks = landmarks
         self.split = split
         self.bag = bag
         self.n_negatives = n_negatives
         self.clip = clip
+        self.output = output
         self.hidden_layer_sizes = hidden_layer_sizes
-        self.max_epochs = max_epochs
-        self.batch_size = batch_size
-        self.lr = lr
-        self.optimizer = optimizer
         self.sparse_embeddings = sparse_embeddings
-        self.device = device
-        self.random_state = random_state
-        self.verbose = verbose
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.patience = patience
 
     def _check_hidden(self) -> tuple[int, ...]:
         sizes = super()._check_hidden()
@@ -468,15 +657,15 @@ class LandmarkNCEEmbedder(_BaseDocumentNCE):
             )
         return sizes
 
-    def _make_scorer(self, n_features: int) -> torch.nn.Module:
+    def _make_scorer(self, n_features: int, X: sp.csr_matrix, seeds: Seeds) -> torch.nn.Module:
         return PairScorer(
             n_features, tuple(self.hidden_layer_sizes), sparse_grad=self.sparse_embeddings
         )
 
-    def _prepare(self, X: sp.csr_matrix, rng: np.random.RandomState) -> None:
+    def _prepare(self, X: sp.csr_matrix, rng: np.random.Generator) -> None:
         if isinstance(self.landmarks, str) and self.landmarks == "documents":
-            rows = rng.randint(0, X.shape[0], size=self.n_landmarks)
-            _, second = split_documents(X[rows], self.split, rng.randint(2**31))
+            rows = rng.integers(0, X.shape[0], size=self.n_landmarks)
+            _, second = split_documents(X[rows], self.split, rng)
             self.landmarks_ = sp.csr_matrix(second, dtype=np.float64)
         elif isinstance(self.landmarks, str) and self.landmarks == "words":
             freq = np.asarray(X.sum(axis=0)).ravel()
@@ -498,92 +687,223 @@ class LandmarkNCEEmbedder(_BaseDocumentNCE):
             _check_counts(L, integer=False, what="landmarks")
             self.landmarks_ = L
 
+    @contextlib.contextmanager
+    def _output_fit(self, X: sp.csr_matrix | None) -> Iterator[None]:
+        """Fit the column statistics on up to 1000 evenly spaced rows of ``X`` after training.
+
+        While the network trains (a callback may call ``transform``), the statistics
+        are computed from those documents with the network of the moment.
+        """
+        for name in ("output_mean_", "output_scale_"):
+            if hasattr(self, name):
+                delattr(self, name)
+        n = X.shape[0]
+        rows = np.unique(np.linspace(0, n - 1, min(n, _REFERENCE_DOCUMENTS)).round().astype(int))
+        self._reference = X[rows]
+        del X
+        try:
+            yield
+            self.output_mean_, self.output_scale_ = self._reference_statistics()
+        finally:
+            del self._reference
+
+    def _reference_statistics(self) -> tuple[np.ndarray, np.ndarray]:
+        """Mean and standard deviation (1 where zero) of each landmark's log-odds."""
+        F = self._log_odds(self._reference).double()
+        mean = F.mean(dim=0).numpy()
+        std = F.std(dim=0, unbiased=False).numpy()
+        negligible = std <= 1e-6 * np.maximum(1.0, np.abs(mean))
+        return mean, np.where(negligible, 1.0, std)
+
     @property
     def _n_features_out(self) -> int:
         return self.landmarks_.shape[0]
 
-    def _embed(self, X: sp.csr_matrix) -> torch.Tensor:
+    def _log_odds(self, X: sp.csr_matrix) -> torch.Tensor:
+        """:math:`\\hat f(x, l_i)` of every document and landmark, capped (``clip``)."""
         scorer = self._scorer
         cap = _MAX_LOG_ODDS if self.clip is None else math.log(self.clip)
         right = self._encode(self.landmarks_, "right")  # (M, H): computed once
         n_landmarks, width = right.shape
-        # Pairs are evaluated in (documents x landmarks x hidden) blocks small enough to stay
-        # in cache: the hidden layers are memory-bound elementwise work plus small GEMMs.
-        doc_chunk = max(1, _PAIR_BLOCK // (n_landmarks * width))
-        lm_chunk = min(n_landmarks, max(1, _PAIR_BLOCK // (doc_chunk * width)))
+        # Pairs are evaluated one document at a time against blocks of landmarks small
+        # enough to stay in cache (the hidden layers are memory-bound elementwise work plus
+        # small GEMMs). Every block has the same shape whatever the batch, so a document's
+        # output does not depend on the other documents transformed with it, to the bit.
+        lm_chunk = min(n_landmarks, max(1, _PAIR_BLOCK // width))
         device = self.net_.device
         out = torch.empty((X.shape[0], n_landmarks))
         with torch.no_grad():
             for rows in self._batches(X.shape[0], 256):
-                left = scorer.encode_left(
-                    csr_to_tensor(normalize_bags(X[rows], self.bag), device)
-                ).unsqueeze(1)
-                for i in range(0, left.shape[0], doc_chunk):
+                left = scorer.encode_left(csr_to_tensor(self._bags(X[rows]), device))
+                for i in range(left.shape[0]):
                     for j in range(0, n_landmarks, lm_chunk):
-                        logits = scorer.combine(
-                            left[i : i + doc_chunk], right[None, j : j + lm_chunk]
-                        )
-                        block = torch.exp(torch.clamp(logits, max=cap)).cpu()
-                        start = rows.start + i
-                        out[start : start + block.shape[0], j : j + lm_chunk] = block
+                        logits = scorer.combine(left[i], right[j : j + lm_chunk])
+                        out[rows.start + i, j : j + lm_chunk] = torch.clamp(logits, max=cap).cpu()
         return out
+
+    def _embed(self, X: sp.csr_matrix) -> torch.Tensor:
+        F = self._log_odds(X)
+        if self.output == "exp":
+            return torch.exp(F)
+        if self.output == "log-odds":
+            return F
+        if hasattr(self, "output_mean_"):
+            mean, scale = self.output_mean_, self.output_scale_
+        else:  # during training: statistics of the network of the moment
+            mean, scale = self._reference_statistics()
+        return (F.double() - torch.from_numpy(mean)) / torch.from_numpy(scale)
 
 
 class DirectNCEEmbedder(_BaseDocumentNCE):
     r"""Direct embedding of documents learned by contrastive estimation.
 
-    Two MLP encoders :math:`f_1, f_2` are trained so that
-    :math:`f(x, x') = f_1(x)^\top f_2(x')` tells whether two bags of words are the
-    two halves of one document (Tosh et al., 2021, Eq. 6, with the logistic loss of
-    Eq. 1). A document is embedded by :math:`f_1(x)`. This is the practical variant
-    of the landmark embedding (Section 7.1): one network evaluation per document.
+    An encoder :math:`f_1` is trained so that :math:`f(x, x') = f_1(x)^\top f_2(x')`
+    tells whether two bags of words are the two halves of one document (Tosh et al.,
+    2021, Eq. 6, with the logistic loss of Eq. 1, one negative pair per positive
+    pair); a document is embedded by :math:`f_1(x)`. This is the practical variant of
+    the landmark embedding (Section 7.1): one encoder evaluation per document.
+
+    By default the encoder is linear and tied, :math:`f_1 = f_2`,
+    :math:`f_1(x) = \mathrm{bag}(x)\, P`, with ``bag`` the sublinear tf-idf of the
+    document (``bag="log1p-idf"``), and :math:`P` starts at the spectral solution of
+    the task: the top eigenvectors of the cross-covariance of the two halves of a
+    document, centred by halves of two documents (``init="spectral"``), which is where
+    the logistic loss's gradient vanishes at small scores (the spectral contrastive
+    loss of HaoChen et al., 2021). Training then runs the logistic loss from there,
+    with a small learning rate, for about 400 gradient steps, and keeps the epoch
+    (possibly the start) with the lowest held-out loss. Rows of the output are scaled
+    to a fixed norm. The paper's setting, two MLPs on term frequencies trained from
+    PyTorch's initialisation, is
+    ``DirectNCEEmbedder(bag="tf", init="random", tied=False, output="raw",
+    hidden_layer_sizes=(512, 512), lr=1e-3, batch_size=256, max_epochs=100)``.
 
     Read more in the :ref:`User Guide <documents>`.
 
     Parameters
     ----------
     n_components : int, default=100
-        Output dimension ``d`` of :math:`f_1` and :math:`f_2`.
+        Output dimension ``d`` of the encoders. With ``init="spectral"`` it is at most
+        ``n_documents - 1`` and ``n_words`` (the rank the data can determine):
+        ``n_components_ = min(n_components, n_documents - 1, n_words)``.
     split : {"both", "partition", "resample", "word"}, default="both"
         How a document is split into two halves; see :class:`LandmarkNCEEmbedder`
         and :func:`sknce.documents.split_documents`.
-    bag : {"tf", "log1p", "counts"}, default="tf"
-        Representation of each half fed to the encoders (term frequencies by
-        default; see :class:`LandmarkNCEEmbedder`: ``"log1p"`` was within noise of it,
-        0.708 and 0.710 accuracy in the side run).
+    bag : {"log1p-idf", "tf", "log1p", "counts"}, default="log1p-idf"
+        Representation of each half (in training) and of each document (in
+        ``transform``) fed to the encoders: ``log(1 + count)`` times the smooth
+        inverse document frequency of the training documents (``idf_``), each row
+        scaled to unit Euclidean norm (``TfidfTransformer(sublinear_tf=True)`` up to
+        ``log(1 + c)`` for ``1 + log(c)``); ``"tf"``: term frequencies (the paper's);
+        ``"log1p"``; ``"counts"``.
     n_negatives : int, default=1
         Negative pairs per positive pair (1:1 as in Algorithm 1).
-    hidden_layer_sizes : tuple of int, default=(512, 512)
-        Hidden layers of each encoder (Sections 6.2 and 7.2: LayerNorm and ReLU);
-        ``()`` makes the encoders linear.
-    max_epochs : int, default=100
-    batch_size : int, default=256
-    lr : float, default=1e-3
-    optimizer : torch optimizer class, default=torch.optim.Adam
+    init : {"spectral", "random"}, default="spectral"
+        ``"spectral"``: the encoder is :class:`~sknce.nn.LinearSkipEncoder`, whose
+        linear map :math:`P` starts at the top ``n_components_`` eigenvectors of the
+        symmetrised, centred cross-covariance
+        :math:`C = (A^\top B + B^\top A)/n - (a b^\top + b a^\top)` of the bags
+        :math:`A, B` of the two halves of the training documents (one ``split`` draw;
+        :math:`a, b` their column means; at most 50,000 documents drawn at random),
+        column :math:`j` scaled by :math:`(w_j / w_1)^{1/2}` (eigenvalues
+        :math:`w`), found by randomized subspace iteration; hidden layers add a
+        residual branch whose output layer starts at zero. ``"random"``: an
+        :class:`~sknce.nn.MLP` with PyTorch's initialisation (Sections 6.2 and 7.2).
+        Unused with ``encoder``.
+    tied : bool or "auto", default="auto"
+        Use one encoder for both halves (:math:`f_2 = f_1`). ``"auto"``: tied for the
+        built-in encoder, two encoders with ``encoder``.
+    output : {"normalized", "raw"}, default="normalized"
+        ``"normalized"``: each row of :math:`f_1(x)` scaled to Euclidean norm 3 (a
+        scale at which ``LogisticRegression``'s default regularisation fits a few
+        labels well; an empty document stays zero); ``"raw"``: :math:`f_1(x)`.
+    hidden_layer_sizes : tuple of int, default=()
+        Hidden layers (LayerNorm and ReLU) of the encoder: with ``init="spectral"``
+        those of a residual branch added to the linear map; with ``init="random"``
+        those of the MLP (the paper's ``(512, 512)``). ``()``: a linear encoder.
+    encoder : torch.nn.Module instance or class, or None, default=None
+        Your own encoder for :math:`f_1` and :math:`f_2`, replacing the built-in one:
+        it maps a dense float32 batch of bags (``bag``), shape (batch, n_words), to
+        (batch, d); sparse input is densified one batch at a time. A class is built
+        with ``n_words`` (twice when not tied); an instance is copied (twice when not
+        tied, the copy serving as :math:`f_2` re-initialised with ``reset_parameters``
+        of its layers). ``n_components``, ``init`` and ``hidden_layer_sizes`` are then
+        unused, ``n_components_`` is ``d``.
     sparse_embeddings : bool, default=False
-        Sparse gradients for the encoders' first-layer word weights, with an
-        optimizer such as :class:`sknce.nn.LazyAdam`; see :class:`LandmarkNCEEmbedder`.
+        Sparse gradients for the encoders' word weights, with an optimizer such as
+        :class:`sknce.optim.LazyAdam`; see :class:`LandmarkNCEEmbedder`.
+    max_epochs : int or "auto", default="auto"
+        Passes over the training data. ``"auto"``: about 400 gradient steps,
+        ``clip(round(400 / steps_per_epoch), 5, 200)`` with ``steps_per_epoch`` the
+        batches of training documents (after the validation ones are held out).
+    batch_size : int or "auto", default="auto"
+        Documents per gradient step (each gives ``1 + n_negatives`` pairs).
+        ``"auto"``: ``clip(n_documents // 8, 16, 256)``, fixed at the first fit.
+    lr : float, default=1e-4
+        Learning rate of the optimizer (Adam). The spectral start is close to a good
+        solution; the paper's :math:`10^{-3}` suits a random start.
+    optimizer : torch optimizer class, default=torch.optim.Adam
+        Any :class:`torch.optim.Optimizer` subclass, built on the network's parameters.
+    optimizer_kwargs : dict or None, default=None
+        Further options of the optimizer, e.g. ``{"weight_decay": 1e-4}`` (not ``lr``);
+        a keyword the optimizer does not take is a ``ValueError``.
+    callbacks : list of skorch callbacks or None, default=None
+        :mod:`skorch.callbacks` (or ``(name, callback)`` pairs) run after sknce's own
+        (divergence guard, early stopping, progress bar): e.g. ``Checkpoint`` with
+        ``LoadInitState`` to resume a fit, ``LRScheduler``, ``EpochScoring``. A
+        callback receives the skorch net; ``net.estimator`` is this estimator, whose
+        outputs reflect the current epoch. See :ref:`customising`.
+    warm_start : bool, default=False
+        When already fitted, ``fit`` continues training the fitted network, with its
+        optimizer state, for ``max_epochs`` more epochs instead of starting over.
     device : {"cpu", "cuda", "auto"} or str, default="cpu"
+        Where the network trains; ``"auto"`` takes a GPU when one is present.
     random_state : int, RandomState instance or None, default=None
+        Seeds the initialisation, splits, pairings and the validation split. An int
+        makes a CPU fit reproducible, in any thread.
     verbose : int, default=0
         1 prints a progress bar and per-epoch losses.
     early_stopping : bool, default=True
-        Early stopping on the held-out contrastive loss (Section 7.2), counted from
-        the first epoch that beats a constant guess; see :class:`LandmarkNCEEmbedder`.
+        Hold out ``validation_fraction`` of the documents and stop when the
+        contrastive loss on them (with fixed splits and pairings) has not improved
+        for ``patience`` epochs, restoring the best weights (Section 7.2). The
+        starting weights count as epoch 0 (they are kept if no epoch improves on
+        them). An epoch improves only if it lowers the best loss by more than 0.1% of
+        it from the spectral start (``init="spectral"``), where the small steps from a
+        good start would otherwise creep along a plateau, and by more than 0.01% from a
+        random start. Epochs count towards ``patience`` only once that loss is 1% below
+        the loss of a constant guess; a fit whose loss never gets there warns with a
+        ``ConvergenceWarning``.
     validation_fraction : float, default=0.1
+        Share of the training examples held out for early stopping.
     patience : int, default=10
+        Epochs without improvement of the validation loss before training stops.
+    accelerator : accelerate.Accelerator or None, default=None
+        Train data-parallel over the processes of ``accelerate launch`` (or
+        ``torchrun``), on the accelerator's device and in its mixed precision: every
+        process runs the same fit on the same data, takes its share of each epoch's
+        examples (``batch_size`` per process and step) and ends with the same model.
+        ``device`` is then unused. Needs the ``distributed`` extra; see
+        :ref:`scaling`.
 
     Attributes
     ----------
+    n_components_ : int
+        Width of the embedding (see ``n_components``, or the output of ``encoder``).
+    idf_ : ndarray of shape (n_words,)
+        Smooth inverse document frequencies of the words in the training documents,
+        ``log((1 + n) / (1 + df)) + 1`` as in
+        :class:`~sklearn.feature_extraction.text.TfidfTransformer` (used by
+        ``bag="log1p-idf"``).
     n_features_in_ : int
         Vocabulary size seen in ``fit``.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of the features, when ``X`` has string column names.
     net_ : NCENet
-        The fitted skorch net; ``net_.module_.scorer`` is the
-        :class:`~sknce.nn.BilinearScorer`.
+        The fitted skorch net; ``net_.module_`` is the
+        :class:`~sknce.nn.BilinearScorer` (``net_.module_.f1`` the encoder).
     history_ : list of dict
-        Per-epoch ``train_loss`` (and ``valid_loss`` with early stopping).
+        Per-epoch records of the skorch history: ``train_loss``, ``valid_loss`` with
+        early stopping, ``dur``, and what callbacks record.
     n_iter_ : int
         Number of epochs run.
 
@@ -602,14 +922,17 @@ class DirectNCEEmbedder(_BaseDocumentNCE):
     .. [1] C. Tosh, A. Krishnamurthy and D. Hsu, "Contrastive estimation reveals topic
        posterior information to linear models", JMLR 22(281), 2021. Eq. (1) and
        Eq. (6), Sections 7.1 and 7.2.
+    .. [2] J. Z. HaoChen, C. Wei, A. Gaidon and T. Ma, "Provable guarantees for
+       self-supervised deep learning with spectral contrastive loss", NeurIPS 2021.
+    .. [3] N. Halko, P.-G. Martinsson and J. A. Tropp, "Finding structure with
+       randomness", SIAM Review 53(2), 2011 (randomized subspace iteration).
 
     Examples
     --------
     >>> from sknce import DirectNCEEmbedder
     >>> from sknce.datasets import make_topic_corpus
     >>> corpus = make_topic_corpus(300, n_topics=3, n_words=60, random_state=0)
-    >>> emb = DirectNCEEmbedder(n_components=8, hidden_layer_sizes=(32,),
-    ...                         max_epochs=5, random_state=0)
+    >>> emb = DirectNCEEmbedder(n_components=8, random_state=0)
     >>> emb.fit_transform(corpus.X).shape
     (300, 8)
     """
@@ -617,6 +940,10 @@ class DirectNCEEmbedder(_BaseDocumentNCE):
     _parameter_constraints: dict = {
         **_BaseDocumentNCE._parameter_constraints,
         "n_components": [Interval(Integral, 1, None, closed="left")],
+        "init": [StrOptions({"spectral", "random"})],
+        "tied": ["boolean", StrOptions({"auto"})],
+        "output": [StrOptions({"normalized", "raw"})],
+        "encoder": ENCODER_CONSTRAINT,
     }
 
     def __init__(
@@ -624,51 +951,86 @@ class DirectNCEEmbedder(_BaseDocumentNCE):
         *,
         n_components: int = 100,
         split: str = "both",
-        bag: str = "tf",
+        bag: str = "log1p-idf",
         n_negatives: int = 1,
-        hidden_layer_sizes: tuple[int, ...] = (512, 512),
-        max_epochs: int = 100,
-        batch_size: int = 256,
-        lr: float = 1e-3,
-        optimizer=torch.optim.Adam,
+        init: str = "spectral",
+        tied: bool | str = "auto",
+        output: str = "normalized",
+        hidden_layer_sizes: tuple[int, ...] = (),
+        encoder=None,
         sparse_embeddings: bool = False,
+        max_epochs: int | str = "auto",
+        batch_size: int | str = "auto",
+        lr: float = 1e-4,
+        optimizer=torch.optim.Adam,
+        optimizer_kwargs: dict | None = None,
+        callbacks: list | None = None,
+        warm_start: bool = False,
         device: str = "cpu",
         random_state=None,
         verbose: int = 0,
         early_stopping: bool = True,
         validation_fraction: float = 0.1,
         patience: int = 10,
+        accelerator=None,
     ) -> None:
+        super().__init__(**common_params(locals()))
         self.n_components = n_components
         self.split = split
         self.bag = bag
         self.n_negatives = n_negatives
+        self.init = init
+        self.tied = tied
+        self.output = output
         self.hidden_layer_sizes = hidden_layer_sizes
-        self.max_epochs = max_epochs
-        self.batch_size = batch_size
-        self.lr = lr
-        self.optimizer = optimizer
+        self.encoder = encoder
         self.sparse_embeddings = sparse_embeddings
-        self.device = device
-        self.random_state = random_state
-        self.verbose = verbose
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.patience = patience
 
-    def _make_scorer(self, n_features: int) -> torch.nn.Module:
-        return BilinearScorer(
-            n_features,
-            tuple(self.hidden_layer_sizes),
-            self.n_components,
-            sparse_grad=self.sparse_embeddings,
+    def _early_stopping(self) -> ChanceAwareEarlyStopping:
+        start = "spectral" if self.encoder is None and self.init == "spectral" else "random"
+        return ChanceAwareEarlyStopping(
+            patience=self.patience,
+            load_best=True,
+            chance=self._chance_loss(),
+            threshold=_PLATEAU[start],
+            evaluate_initial=True,
         )
+
+    def _builtin_encoder(self, n_features: int, X: sp.csr_matrix, seeds: Seeds):
+        """A constructor of the built-in encoder (called once, or twice when not tied)."""
+        hidden = tuple(self.hidden_layer_sizes)
+        sparse_grad = self.sparse_embeddings
+        if self.init == "random":
+            d = self.n_components
+            return lambda: MLP(n_features, hidden, d, sparse_grad=sparse_grad)
+        d = max(1, min(self.n_components, X.shape[0] - 1, n_features))
+        # A child of the init stream: the stream itself seeds torch's layers.
+        rng = seeds.numpy("init").spawn(1)[0]
+        P = spectral_projection(X, d, self.split, self._bags, rng)
+        return lambda: LinearSkipEncoder(n_features, d, hidden, weight=P, sparse_grad=sparse_grad)
+
+    def _make_scorer(self, n_features: int, X: sp.csr_matrix, seeds: Seeds) -> torch.nn.Module:
+        default = None if self.encoder is not None else self._builtin_encoder(n_features, X, seeds)
+        f1, self.n_components_ = self._make_encoder(n_features, default)
+        tied = self.encoder is None if self.tied == "auto" else bool(self.tied)
+        if tied:
+            return BilinearScorer(f1)
+        f2, _ = self._make_encoder(n_features, default)
+        if self.encoder is not None and not isinstance(self.encoder, type):
+            # Two copies of one instance: start f2 elsewhere than f1.
+            for layer in f2.modules():
+                if hasattr(layer, "reset_parameters"):
+                    layer.reset_parameters()
+        return BilinearScorer(f1, f2)
 
     @property
     def _n_features_out(self) -> int:
-        return self.n_components
+        return self.n_components_
 
     def _embed(self, X: sp.csr_matrix) -> torch.Tensor:
         if X.shape[0] == 0:
-            return torch.zeros((0, self.n_components))
-        return self._encode(X, "left").cpu()
+            return torch.zeros((0, self.n_components_))
+        Z = self._encode(X, "left").cpu()
+        if self.output == "normalized":
+            Z = torch.nn.functional.normalize(Z, dim=1) * _OUTPUT_NORM
+        return Z

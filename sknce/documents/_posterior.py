@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
@@ -25,6 +27,16 @@ def project_simplex(V: np.ndarray) -> np.ndarray:
         Rows are non-negative and sum to one.
     """
     V = np.atleast_2d(np.asarray(V, dtype=np.float64))
+    if V.ndim != 2 or V.shape[1] == 0:
+        raise ValueError(
+            f"project_simplex projects the rows of a 2-d array with at least one column; "
+            f"got shape {V.shape}."
+        )
+    if not np.all(np.isfinite(V)):
+        raise ValueError(
+            "V contains NaN or infinity, which have no projection onto the simplex; "
+            "check the embedding or the inputs that produced it."
+        )
     n, k = V.shape
     U = -np.sort(-V, axis=1)
     css = np.cumsum(U, axis=1) - 1.0
@@ -41,7 +53,9 @@ def recover_topic_posterior(
 
     For a :class:`~sknce.LandmarkNCEEmbedder` fitted with single-word landmarks
     :math:`l_1, \dots, l_M` (``landmarks="words"``, best with ``split="word"``),
-    the embedding :math:`\hat\varphi(x)_i = \exp \hat f(x, l_i)` estimates
+    the embedding :math:`\hat\varphi(x)_i = \exp \hat f(x, l_i)` (the embedder's
+    ``output="exp"``, which this function requests whatever the embedder's
+    ``output``) estimates
     :math:`g^\star(x, l_i) = \sum_k E[w_k \mid x]\, O(l_i \mid k) / P(l_i)`, i.e.
     :math:`\varphi = L\, E[w \mid x]` with :math:`L_{ik} = O(l_i \mid k)/P(l_i)`. This
     function computes :math:`\hat\eta(x) = L^\dagger \hat\varphi(x)`, rescales it so
@@ -101,7 +115,13 @@ def recover_topic_posterior(
     >>> eta.shape
     (400, 3)
     """
-    check_is_fitted(embedder, "landmarks_")
+    check_is_fitted(embedder)
+    if not hasattr(embedder, "landmarks_"):
+        raise TypeError(
+            f"recover_topic_posterior needs a LandmarkNCEEmbedder (its landmark embedding "
+            f"is linear in the topic posterior); got a {type(embedder).__name__}. Fit "
+            "LandmarkNCEEmbedder(landmarks='words') instead."
+        )
     landmarks = sp.csr_matrix(embedder.landmarks_)
     lengths = np.asarray(landmarks.sum(axis=1)).ravel()
     if landmarks.nnz != landmarks.shape[0] or not np.allclose(lengths, 1.0):
@@ -117,10 +137,18 @@ def recover_topic_posterior(
             f"topics must have shape (n_topics, {n_words}) and word_probs shape ({n_words},) "
             f"to match the embedder's vocabulary; got {topics.shape} and {word_probs.shape}."
         )
+    if not (np.all(np.isfinite(topics)) and np.all(np.isfinite(word_probs))):
+        raise ValueError("topics and word_probs must be finite; they contain NaN or infinity.")
+    if np.any(topics < 0):
+        raise ValueError("topics must be non-negative: each row is a distribution over words.")
     words = landmarks.indices[landmarks.indptr[:-1]]  # one entry per row
     if np.any(word_probs[words] <= 0):
         raise ValueError("word_probs must be positive at every landmark word.")
     L = topics[:, words].T / word_probs[words, None]  # (M, K)
+    if getattr(embedder, "output", "exp") != "exp":
+        # The inversion needs Eq. (3)'s exp f: a shallow copy asks for it, sharing the fit.
+        embedder = copy.copy(embedder)
+        embedder.set_params(output="exp")
     phi = embedder.transform(X).astype(np.float64) * getattr(embedder, "n_negatives", 1)
     eta = phi @ np.linalg.pinv(L).T
     if normalize:

@@ -1,18 +1,20 @@
-"""Scorers of document pairs and their contrastive objective (Tosh et al., 2021).
+"""Scorers of document pairs (Tosh et al., 2021).
 
 A scorer splits :math:`f(x, x')` into a left encoder, a right encoder and a
 ``combine`` step, so that each half of a batch is encoded once and every
-(left, right) pairing is scored from the encodings:
+(left, right) pairing is scored from the encodings. ``forward(x1, x2, partners)``
+scores each document's positive pair ``(x1[i], x2[i])`` and its negative pairs
+``(x1[i], x2[partners[i, j]])``, which the sampler drew:
 
 * :class:`PairScorer`: a general network of the pair whose first layer acts on
   the concatenation, ``W [x; x'] + b = (W_1 x + b) + W_2 x'``; the right side
   ``W_2 x'`` of a landmark is computed once and reused for every document
   (the landmark embedding, Eq. 3);
-* :class:`BilinearScorer`: :math:`f(x, x') = f_1(x)^\top f_2(x')` with two MLP
-  encoders (the direct embedding, Eq. 6).
+* :class:`BilinearScorer`: :math:`f(x, x') = f_1(x)^\top f_2(x')` with two
+  encoders, or one (:math:`f_1 = f_2`) (the direct embedding, Eq. 6).
 
-:class:`DocumentPairLoss` turns a batch of split documents into positive and
-negative pairs and scores them with the core's :func:`~sknce.losses.pair_logistic`.
+:class:`LinearSkipEncoder` is the direct embedding's default encoder: a linear map
+of the bag, to which hidden layers add a residual branch.
 """
 
 from __future__ import annotations
@@ -20,13 +22,34 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from sknce.losses import pair_logistic
 from sknce.nn._mlp import MLP, InputLinear
 
-__all__ = ["BilinearScorer", "DocumentPairLoss", "PairScorer"]
+__all__ = ["BilinearScorer", "LinearSkipEncoder", "PairScorer"]
 
 
-class PairScorer(nn.Module):
+class _PairScoring(nn.Module):
+    """``forward`` shared by the document scorers: positive and negative pair scores."""
+
+    def forward(self, x1: torch.Tensor, x2: torch.Tensor, partners: torch.Tensor) -> dict:
+        """Scores ``pos`` (B,) of ``(x1[i], x2[i])`` and ``neg`` (B, k) of the partners.
+
+        Parameters
+        ----------
+        x1 : Tensor of shape (B, n_words), dense or sparse
+            First halves of the batch's documents.
+        x2 : Tensor of shape (B', n_words), dense or sparse
+            Second halves (``B' >= B``: extra rows serve as negatives only).
+        partners : LongTensor of shape (B, k)
+            Rows of ``x2`` paired with each first half as negatives.
+        """
+        a = self.encode_left(x1)
+        c = self.encode_right(x2)
+        pos = self.combine(a, c[: a.shape[0]])
+        neg = self.combine(a.unsqueeze(1), c[partners])
+        return {"pos": pos, "neg": neg}
+
+
+class PairScorer(_PairScoring):
     r"""A fully connected network of a pair of bags, :math:`f(x, x')`.
 
     ``[Linear on (x, x') → LayerNorm → ReLU] → [Linear → LayerNorm → ReLU]* → Linear → 1``;
@@ -78,68 +101,87 @@ class PairScorer(nn.Module):
         return self.head(a + c).squeeze(-1)
 
 
-class BilinearScorer(nn.Module):
-    r""":math:`f(x, x') = f_1(x)^\top f_2(x')` with two MLP encoders (Tosh et al., Eq. 6).
+class BilinearScorer(_PairScoring):
+    r""":math:`f(x, x') = f_1(x)^\top f_2(x')` with two encoders, or one (Tosh et al., Eq. 6).
 
     Parameters
     ----------
-    in_features : int
-    hidden_layer_sizes : tuple of int
-    n_components : int
-        Output dimension of :math:`f_1` and :math:`f_2`.
-    layer_norm : bool, default=True
-    sparse_grad : bool, default=False
-        Sparse gradients of the first layers' word weights (see
-        :class:`~sknce.nn.InputLinear`).
+    f1 : nn.Module
+        Encoder of the first half, mapping a batch of bags of words to (batch, d)
+        (e.g. :class:`~sknce.nn.MLP`).
+    f2 : nn.Module or None, default=None
+        Encoder of the second half; ``None`` ties it to ``f1``:
+        :math:`f(x, x') = f_1(x)^\top f_1(x')`.
     """
 
-    def __init__(
-        self,
-        in_features: int,
-        hidden_layer_sizes: tuple[int, ...],
-        n_components: int,
-        layer_norm: bool = True,
-        sparse_grad: bool = False,
-    ) -> None:
+    def __init__(self, f1: nn.Module, f2: nn.Module | None = None) -> None:
         super().__init__()
-        kwargs = dict(layer_norm=layer_norm, sparse_grad=sparse_grad)
-        self.f1 = MLP(in_features, hidden_layer_sizes, n_components, **kwargs)
-        self.f2 = MLP(in_features, hidden_layer_sizes, n_components, **kwargs)
+        self.f1 = f1
+        self.f2 = f2
+
+    @property
+    def tied(self) -> bool:
+        """Whether both halves go through ``f1``."""
+        return self.f2 is None
 
     def encode_left(self, x: torch.Tensor) -> torch.Tensor:
         """:math:`f_1(x)`, the embedding."""
         return self.f1(x)
 
     def encode_right(self, x: torch.Tensor) -> torch.Tensor:
-        """:math:`f_2(x')`."""
-        return self.f2(x)
+        """:math:`f_2(x')` (:math:`f_1(x')` when tied)."""
+        return self.f1(x) if self.f2 is None else self.f2(x)
 
     def combine(self, a: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
         """Inner products of broadcastable encodings."""
         return (a * c).sum(-1)
 
 
-class DocumentPairLoss(nn.Module):
-    """Logistic loss of Tosh et al. (2021), Eq. (1), on positive and negative pairs.
+class LinearSkipEncoder(nn.Module):
+    r"""A linear map of the bag, plus a residual MLP branch that starts at zero.
 
-    Document ``i`` of the batch gives the positive pair ``(x1[i], x2[i])`` and the
-    negative pairs ``(x1[i], x2[partners[i, j]])``, ``j < k``, where ``partners``
-    indexes other documents of the batch.
+    :math:`f(x) = x P + g(x)`, with :math:`P` of shape ``(in_features, out_features)``
+    and :math:`g` an :class:`~sknce.nn.MLP` with ``hidden_layer_sizes`` whose output
+    layer is initialised at zero, so that training starts from the linear map
+    (:math:`g` is absent when ``hidden_layer_sizes=()``). No bias: an empty bag
+    maps to zero.
 
     Parameters
     ----------
-    scorer : PairScorer or BilinearScorer
+    in_features : int
+    out_features : int
+    hidden_layer_sizes : tuple of int, default=()
+        Hidden layers of the branch :math:`g`.
+    weight : array-like of shape (in_features, out_features) or None, default=None
+        Initial :math:`P` (e.g. a spectral initialisation); ``None``: the uniform
+        initialisation of :class:`~sknce.nn.InputLinear`.
+    sparse_grad : bool, default=False
+        Sparse gradients of the word weights of :math:`P` and of the branch's first
+        layer (see :class:`~sknce.nn.InputLinear`).
     """
 
-    def __init__(self, scorer: nn.Module) -> None:
+    def __init__(
+        self,
+        in_features: int,
+        out_features: int,
+        hidden_layer_sizes: tuple[int, ...] = (),
+        weight=None,
+        sparse_grad: bool = False,
+    ) -> None:
         super().__init__()
-        self.scorer = scorer
+        self.linear = InputLinear(in_features, out_features, bias=False, sparse_grad=sparse_grad)
+        if weight is not None:
+            with torch.no_grad():
+                self.linear.weight.copy_(torch.as_tensor(weight, dtype=torch.float32))
+        self.branch = None
+        if hidden_layer_sizes:
+            self.branch = MLP(
+                in_features, tuple(hidden_layer_sizes), out_features, sparse_grad=sparse_grad
+            )
+            last = self.branch.hidden[-1]
+            nn.init.zeros_(last.weight)
+            nn.init.zeros_(last.bias)
 
-    def forward(self, x1: torch.Tensor, x2: torch.Tensor, partners: torch.Tensor) -> torch.Tensor:
-        a = self.scorer.encode_left(x1)
-        c = self.scorer.encode_right(x2)
-        pos = self.scorer.combine(a, c)
-        neg = self.scorer.combine(a.unsqueeze(1), c[partners]).reshape(-1)
-        scores = torch.cat([pos, neg])
-        labels = torch.cat([torch.ones_like(pos), torch.zeros_like(neg)])
-        return pair_logistic(scores, labels)
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = self.linear(x)
+        return out if self.branch is None else out + self.branch(x)

@@ -1,4 +1,8 @@
-"""Multi-layer perceptrons whose first layer accepts sparse or dense input."""
+"""Encoders of a batch of inputs: MLPs whose first layer takes sparse or dense input.
+
+:class:`DenseInput` wraps a user's encoder so that it always receives a dense
+batch, and :func:`output_dim` reads the width of an encoder's output.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,8 @@ import math
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+__all__ = ["MLP", "DenseInput", "InputLinear", "output_dim"]
 
 
 class InputLinear(nn.Module):
@@ -17,7 +23,7 @@ class InputLinear(nn.Module):
     gradients are off or ``sparse_grad=True``, else through ``torch.sparse.mm``.
     With ``sparse_grad=True`` the weight gradient is sparse: only the rows of the
     words present in the batch, which an optimiser such as
-    :class:`~sknce.nn.LazyAdam` updates alone. The output is the same either way.
+    :class:`~sknce.optim.LazyAdam` updates alone. The output is the same either way.
 
     Parameters
     ----------
@@ -26,7 +32,7 @@ class InputLinear(nn.Module):
     bias : bool, default=True
     sparse_grad : bool, default=False
         Give the weight a sparse gradient for sparse (row-major, as
-        :func:`sknce._data.csr_to_tensor` builds) input.
+        ``sknce._data.csr_to_tensor`` builds) input.
     """
 
     def __init__(
@@ -115,3 +121,53 @@ class MLP(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.hidden(self.input(x))
+
+
+class DenseInput(nn.Module):
+    """Wrap an encoder so that it receives dense input: a sparse batch is densified.
+
+    Only one batch is densified at a time, never the whole ``X``.
+
+    Parameters
+    ----------
+    module : nn.Module
+        Maps a dense float32 batch of shape (batch, n_features) to (batch, d).
+    """
+
+    def __init__(self, module: nn.Module) -> None:
+        super().__init__()
+        self.module = module
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.module(x.to_dense() if x.is_sparse else x)
+
+
+def output_dim(encoder: nn.Module, n_features: int) -> int:
+    """Width of ``encoder``'s output on a batch of two zero inputs, checking it is 2-D.
+
+    Raises
+    ------
+    ValueError
+        If the encoder fails on a (2, n_features) batch or does not return (2, d).
+    """
+    was_training = encoder.training
+    encoder.eval()
+    try:
+        with torch.no_grad():
+            out = encoder(torch.zeros(2, n_features))
+    except Exception as error:
+        raise ValueError(
+            f"the encoder failed on a batch of shape (2, {n_features}) (two samples of the "
+            f"{n_features} input features): {type(error).__name__}: {error}. An encoder "
+            "must map a float32 tensor of shape (batch, n_features) to (batch, d)."
+        ) from error
+    finally:
+        encoder.train(was_training)
+    if not isinstance(out, torch.Tensor) or out.dim() != 2 or out.shape[0] != 2:
+        shape = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
+        raise ValueError(
+            f"the encoder must map a batch of shape (batch, {n_features}) to (batch, d); on "
+            f"a batch of 2 it returned {shape}. Flatten its output, e.g. end it with "
+            "torch.nn.Flatten()."
+        )
+    return int(out.shape[1])

@@ -1,18 +1,50 @@
-"""Torch modules of ACEWord2Vec: the skip-gram scorer and the discriminator/generator pair."""
+"""Torch modules of ACEWord2Vec: the word2vec scorer and the discriminator/generator pair.
+
+One scorer serves both of word2vec's architectures: an example's input side is
+one word (skip-gram: the centre word predicts a context word) or a bag of words
+(CBOW: the mean of the context words predicts the centre word).
+"""
 
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
-__all__ = ["ACESkipGram", "SharedCentreGenerator", "SkipGram"]
+__all__ = ["ACESkipGram", "SharedCentreGenerator", "SkipGram", "bag_mean"]
+
+
+def bag_mean(embedding: nn.Embedding, words: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
+    """Mean input vector of each bag of words, with word2vec's CBOW gradient.
+
+    The value is the mean of the bag's rows; the gradient each row receives is the
+    whole gradient of the mean (that of the sum), not ``1 / size`` of it: word2vec's
+    and gensim's ``cbow_mean=1`` update, which the compiled CBOW kernel also applies.
+
+    Parameters
+    ----------
+    embedding : nn.Embedding
+    words : LongTensor of shape (n_words,)
+        The bags' words, bag after bag.
+    offsets : LongTensor of shape (n_bags,)
+        Start of each bag in ``words`` (every bag non-empty).
+
+    Returns
+    -------
+    Tensor of shape (n_bags, dim)
+    """
+    total = F.embedding_bag(words, embedding.weight, offsets, mode="sum", sparse=embedding.sparse)
+    ends = torch.cat([offsets[1:], offsets.new_tensor([words.shape[0]])])
+    sizes = (ends - offsets).clamp_(min=1).unsqueeze(1).to(total.dtype)
+    return total + (total / sizes - total).detach()
 
 
 class SkipGram(nn.Module):
-    r"""Skip-gram scorer :math:`s(t, c) = u_t^\top v_c` with input and output embeddings.
+    r"""word2vec's scorer :math:`s(t, c) = u_t^\top v_c` with input and output embeddings.
 
-    Initialised as word2vec does: input vectors uniform in
-    :math:`[-0.5/d, 0.5/d]`, output vectors zero.
+    :math:`u_t` is the input vector of a word (skip-gram) or the mean input vector of
+    a bag of words (CBOW, see :meth:`encode`). Initialised as word2vec does: input
+    vectors uniform in :math:`[-0.5/d, 0.5/d]`, output vectors zero.
 
     Parameters
     ----------
@@ -50,6 +82,38 @@ class SkipGram(nn.Module):
             return (u * v).sum(dim=-1)
         return torch.bmm(v, u.unsqueeze(-1)).squeeze(-1)
 
+    def encode(self, words: torch.Tensor, offsets: torch.Tensor | None = None) -> torch.Tensor:
+        """Input vectors of examples: one word each, or the mean of a bag each (CBOW).
+
+        Parameters
+        ----------
+        words : LongTensor of shape (n_examples,), or (n_words,) with ``offsets``
+        offsets : LongTensor of shape (n_examples,) or None, default=None
+            Start of each example's bag in ``words`` (:func:`bag_mean`).
+
+        Returns
+        -------
+        Tensor of shape (n_examples, dim)
+        """
+        if offsets is None:
+            return self.input_embeddings(words)
+        return bag_mean(self.input_embeddings, words, offsets)
+
+    def candidate_logits(self, h: torch.Tensor, candidates: torch.Tensor) -> torch.Tensor:
+        """Scores of every candidate for every input vector ``h``, one matrix product.
+
+        Parameters
+        ----------
+        h : Tensor of shape (n_queries, dim)
+            Input vectors (:meth:`encode`).
+        candidates : LongTensor of shape (n_candidates,)
+
+        Returns
+        -------
+        Tensor of shape (n_queries, n_candidates)
+        """
+        return h @ self.output_embeddings(candidates).T
+
     def logits(self, centres: torch.Tensor, candidates: torch.Tensor) -> torch.Tensor:
         """Scores of every candidate for every centre, one matrix product.
 
@@ -62,7 +126,7 @@ class SkipGram(nn.Module):
         -------
         Tensor of shape (n_centres, n_candidates)
         """
-        return self.input_embeddings(centres) @ self.output_embeddings(candidates).T
+        return self.candidate_logits(self.input_embeddings(centres), candidates)
 
 
 class SharedCentreGenerator(nn.Module):
@@ -95,6 +159,20 @@ class SharedCentreGenerator(nn.Module):
         with torch.no_grad():
             self.output_embeddings.weight.zero_()
 
+    def encode(self, words: torch.Tensor, offsets: torch.Tensor | None = None) -> torch.Tensor:
+        """The discriminator's input vectors of examples, without gradient.
+
+        See :meth:`SkipGram.encode`.
+        """
+        centres = self._centres[0]
+        if offsets is None:
+            return centres(words).detach()
+        return bag_mean(centres, words, offsets).detach()
+
+    def candidate_logits(self, h: torch.Tensor, candidates: torch.Tensor) -> torch.Tensor:
+        """Scores of candidates for input vectors (:meth:`SkipGram.candidate_logits`)."""
+        return h @ self.output_embeddings(candidates).T
+
     def logits(self, centres: torch.Tensor, candidates: torch.Tensor) -> torch.Tensor:
         """Scores of every candidate for every centre (see :meth:`SkipGram.logits`).
 
@@ -107,17 +185,19 @@ class SharedCentreGenerator(nn.Module):
         -------
         Tensor of shape (n_centres, n_candidates)
         """
-        u = self._centres[0](centres).detach()
-        return u @ self.output_embeddings(candidates).T
+        return self.candidate_logits(self.encode(centres), candidates)
 
 
 class ACESkipGram(nn.Module):
     r"""The discriminator and (optionally) the generator of ACE for word embeddings.
 
-    Both are skip-gram networks (Bose et al., 2018, Appendix B.1): the
-    discriminator scores a (centre, context) pair, :math:`D = \sigma(u_t^\top v_c)`;
-    the generator's softmax over its scores, :math:`G(\cdot \mid w_t)`, proposes
-    negative contexts. The word vectors are the discriminator's input embeddings.
+    Both are word2vec networks (Bose et al., 2018, Appendix B.1): the
+    discriminator scores an example's true output word, :math:`D = \sigma(u_t^\top v_c)`
+    (skip-gram: :math:`u_t` the centre word's input vector, :math:`c` a context word;
+    CBOW: :math:`u_t` the mean input vector of the context words, :math:`c` the
+    centre word); the generator's softmax over its scores, :math:`G(\cdot \mid t)`,
+    proposes negative output words. The word vectors are the discriminator's input
+    embeddings.
 
     Parameters
     ----------
@@ -152,6 +232,28 @@ class ACESkipGram(nn.Module):
             # candidates, so its cost does not grow with the vocabulary.
             self.generator = SkipGram(n_words, dim, sparse=True)
 
-    def forward(self, centres: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        """The discriminator's scores (see :meth:`SkipGram.forward`)."""
-        return self.discriminator(centres, targets)
+    def forward(
+        self,
+        words: torch.Tensor,
+        positives: torch.Tensor,
+        negatives: torch.Tensor,
+        offsets: torch.Tensor | None = None,
+    ) -> dict:
+        """The discriminator's scores: ``pos`` of the true output words, ``neg`` of the negatives.
+
+        Parameters
+        ----------
+        words : LongTensor of shape (batch,), or (n_words,) with ``offsets``
+            Each example's input word (skip-gram: its centre word), or its bag of
+            input words (CBOW: its context words).
+        positives : LongTensor of shape (batch,)
+            The true output words (skip-gram: the context; CBOW: the centre word).
+        negatives : LongTensor of shape (batch, K)
+        offsets : LongTensor of shape (batch,) or None, default=None
+            Start of each example's bag in ``words`` (CBOW).
+        """
+        discriminator = self.discriminator
+        h = discriminator.encode(words, offsets)
+        pos = (h * discriminator.output_embeddings(positives)).sum(dim=-1)
+        neg = torch.bmm(discriminator.output_embeddings(negatives), h.unsqueeze(-1)).squeeze(-1)
+        return {"pos": pos, "neg": neg}

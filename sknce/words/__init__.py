@@ -1,11 +1,14 @@
 """Word vectors by adversarial contrastive estimation (Bose, Ling and Cao, 2018).
 
-:class:`ACEWord2Vec` trains skip-gram word vectors on a streamed corpus, by
-word2vec's negative sampling, NCE, or ACE's adversarial negatives;
+:class:`ACEWord2Vec` trains word2vec's vectors (skip-gram or CBOW) on a streamed
+corpus, by word2vec's negative sampling, NCE, or ACE's adversarial negatives;
 :class:`WordVectors` holds trained vectors, their queries and word2vec-format I/O.
+``RULE_DEFAULT``, ``RULE_DISCARD`` and ``RULE_KEEP`` are the values a ``trim_rule``
+returns (gensim's).
 """
 
 from sknce.words._ace import ACEWord2Vec
+from sknce.words._corpus import RULE_DEFAULT, RULE_DISCARD, RULE_KEEP
 from sknce.words._vectors import WordVectors
 
-__all__ = ["ACEWord2Vec", "WordVectors"]
+__all__ = ["RULE_DEFAULT", "RULE_DISCARD", "RULE_KEEP", "ACEWord2Vec", "WordVectors"]

@@ -1,96 +1,97 @@
-"""ACEWord2Vec: skip-gram word vectors by NCE, optionally with adversarial negatives.
+"""ACEWord2Vec: word2vec's vectors by NCE, optionally with adversarial negatives.
 
 Bose, Ling and Cao (2018) replace word2vec's fixed noise by a mixture of the
 noise and a generator that learns, by REINFORCE, to propose the negatives the
-discriminator finds hardest. ``adversarial=False`` is plain skip-gram negative
-sampling (or NCE): the baseline every ACE figure is compared with, through the
-same code.
+discriminator finds hardest. ``adversarial=False`` is plain negative sampling
+(or NCE): the baseline every ACE figure is compared with, through the same
+code. Both of word2vec's architectures are available (skip-gram and CBOW).
 """
 
 from __future__ import annotations
 
-import time
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
 import torch
 from joblib import effective_n_jobs
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from skorch.callbacks import ProgressBar
 
-from sknce._base import BaseNCE, NCENet, _LossIsOutput, seeded
+from sknce._base import BaseNCE, common_params
+from sknce._callbacks import LinearDecay
 from sknce._compat import Interval, StrOptions, _fit_context, check_is_fitted
+from sknce._random import torch_generator
+from sknce.losses import BinaryNCELoss, NegativeSamplingLoss
 from sknce.nn import ACESkipGram
 from sknce.noise import UnigramNoise
-from sknce.words._corpus import Vocabulary, check_restartable, iter_documents, pair_batches
-from sknce.words._train import ACEConfig, SkipGramTrainer
+from sknce.words._corpus import Vocabulary, check_restartable, iter_documents, token_error
+from sknce.words._net import ACEConfig, ACENet
+from sknce.words._sampler import CorpusDataset, WordSampler
 from sknce.words._vectors import WordVectors, resolve_init_vectors
 
 __all__ = ["ACEWord2Vec"]
 
-#: Multiplier of the golden-ratio hash that assigns documents to the validation split.
-_HASH = 0x9E3779B97F4A7C15
-_MASK64 = (1 << 64) - 1
-
-
-class _DocumentSplit:
-    """The training or validation documents of a corpus, as a restartable iterable.
-
-    Document ``i`` is held out when a 64-bit hash of ``(i, seed)`` falls below
-    ``fraction``: the split needs no second pass and no memory.
-    """
-
-    def __init__(self, X, fraction: float, seed: int, validation: bool) -> None:
-        self.X = X
-        self.threshold = int(fraction * 2**64)
-        self.seed = seed
-        self.validation = validation
-
-    def held_out(self, i: int) -> bool:
-        return (((i + 1) * _HASH) ^ (self.seed * 0x2545F4914F6CDD1D)) & _MASK64 < self.threshold
-
-    def __iter__(self):
-        for i, doc in enumerate(self.X):
-            if self.held_out(i) == self.validation:
-                yield doc
-
 
 class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
-    r"""Skip-gram word vectors by adversarial contrastive estimation (ACE) or NCE.
+    r"""word2vec's word vectors by adversarial contrastive estimation (ACE) or NCE.
 
-    The discriminator is a skip-gram network,
-    :math:`D(w_c \mid w_t) = \sigma(u_t^\top v_c)`, trained to tell true
-    (centre, context) pairs of a corpus from negatives (Bose et al., 2018, Eq. 5–6).
-    With ``adversarial=True`` each negative comes from the mixture
-    :math:`\lambda p_N + (1 - \lambda) G(\cdot \mid w_t)` of the unigram noise
-    :math:`p_N \propto \text{count}^{0.75}` and a skip-gram generator :math:`G`,
-    which REINFORCE (Eq. 7) pushes towards the negatives the discriminator mistakes
-    for true contexts. With ``adversarial=False`` it is word2vec's skip-gram with
-    negative sampling. The word vectors are the discriminator's input embeddings.
+    The discriminator is word2vec's network, :math:`D(c \mid t) = \sigma(u_t^\top v_c)`,
+    trained to tell true examples of a corpus from negatives (Bose et al., 2018,
+    Eq. 5–6): a (centre, context) pair with skip-gram, the mean :math:`u_t` of a
+    centre word's context vectors and the centre word :math:`c` with CBOW. With
+    ``adversarial=True`` each negative comes from the mixture
+    :math:`\lambda p_N + (1 - \lambda) G(\cdot \mid t)` of the unigram noise
+    :math:`p_N \propto \text{count}^{0.75}` and a generator :math:`G` of the same
+    architecture, which REINFORCE (Eq. 7) pushes towards the negatives the
+    discriminator mistakes for true ones. With ``adversarial=False`` it is
+    word2vec's negative sampling. The word vectors are the discriminator's input
+    embeddings.
 
-    On the CPU with ``optimizer=torch.optim.SGD`` (the default) the discriminator is
-    trained by a compiled kernel doing word2vec's per-pair SGD update in place on the
-    torch parameters, over ``n_jobs`` threads; any other optimiser, or ``device="cuda"``,
-    trains it by torch autograd on the core losses, one step per batch.
+    On the CPU with ``optimizer=torch.optim.SGD`` and no ``optimizer_kwargs`` (the
+    defaults) the discriminator is trained by a compiled kernel doing word2vec's
+    per-example SGD update in place on the torch parameters, over ``n_jobs``
+    threads, and the generator by a compiled REINFORCE step; any other optimizer,
+    optimizer options, or ``device="cuda"`` train both by torch autograd on the core
+    losses, one step per batch.
 
     Read more in the :ref:`User Guide <words>`.
 
     Parameters
     ----------
     n_components : int, default=100
-        Dimension of the word vectors.
+        Dimension of the word vectors (gensim's ``vector_size``).
+    architecture : {"skipgram", "cbow"}, default="skipgram"
+        ``"skipgram"``: each (centre, context) pair is an example, the centre word
+        predicting the context word (gensim's ``sg=1``). ``"cbow"``: each centre
+        word is an example, predicted from the mean of its context words' vectors
+        (gensim's ``sg=0, cbow_mean=1``; every context word receives the whole
+        gradient of the mean, as in word2vec).
     window : int, default=5
-        Largest distance between a centre word and its context; each centre word
-        draws its window uniformly in ``1..window`` (word2vec's dynamic window).
+        Largest distance between a centre word and its context.
+    shrink_windows : bool, default=True
+        Draw each centre word's window uniformly in ``1..window`` (word2vec's
+        dynamic window, gensim's ``shrink_windows``); ``False`` always uses
+        ``window``.
     min_count : int, default=5
         Words seen fewer times are dropped from the vocabulary.
     max_vocab_size : int or None, default=None
         Prune the rarest words while counting when the vocabulary grows beyond
         this size (gensim's ``max_vocab_size``); ``None``: no limit.
+    max_final_vocab : int or None, default=None
+        Keep at most this many words, by raising the count threshold above
+        ``min_count`` when needed (gensim's ``max_final_vocab``, which drops all
+        the words tied at the threshold); ``None``: no limit.
+    trim_rule : callable or None, default=None
+        ``trim_rule(word, count, min_count)`` returns ``RULE_DISCARD``, ``RULE_KEEP``
+        or ``RULE_DEFAULT`` (of :mod:`sknce.words`, the values of gensim's) to drop a
+        word, keep it, or apply the count threshold (gensim's ``trim_rule``; used
+        while pruning and at the end of counting).
     sample : float, default=1e-3
         Frequent-word subsampling threshold (Mikolov et al., 2013, as gensim); 0
         disables it.
     n_negatives : int, default=5
-        Negatives K per (centre, context) pair.
+        Negatives K per example.
     ns_exponent : float, default=0.75
         Exponent of the unigram noise :math:`p_N \propto \text{count}^{\alpha}`.
     objective : {"negative_sampling", "nce"}, default="negative_sampling"
@@ -101,70 +102,51 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         Draw negatives from the noise/generator mixture (ACE); ``False``: from the
         noise alone.
     noise_mixture : float, default=0.75
-        Weight λ of the fixed noise in the mixture. With ``adversarial_warmup=0.25``,
-        0.75 put ACE above NCE on the rare-word pairs of the benchmark corpus on the
-        3-seed mean (0.516 vs 0.498 on WordSim353's, 0.447 vs 0.439 on SimLex-999's;
-        0.5: 0.520 and 0.419); the former default 0.5 without warm-up gave 0.491 and
-        0.398. Over 9 seeds: 0.517 vs 0.506 and 0.432 vs 0.429, the latter within
-        noise (see the User Guide).
+        Weight :math:`\lambda` of the fixed noise in the mixture: each negative comes
+        from :math:`p_N` with this probability, from the generator otherwise.
     n_candidates : int, default=128
         Size of the candidate set that approximates the generator's softmax per
-        batch: the unique centre words of a batch are scored against
-        ``n_candidates`` words drawn from :math:`p_N` in one matrix product, and the
-        generator samples by importance resampling (see the User Guide). At
-        V = 28k an ACE epoch cost 2.6x an NCE epoch with 128 candidates, 3.2x with
-        256, 4.6x with 512 (``noise_mixture=0.5``).
+        batch: the batch's queries (distinct centre words, or CBOW's context bags)
+        are scored against ``n_candidates`` words drawn from :math:`p_N` in one matrix
+        product, and the generator samples by importance resampling (see the User
+        Guide). The cost of a batch grows linearly with it.
     reward_temperature : float, default=0.5
-        Temperature of the sigmoid applied to the standardised rewards (Section 3).
+        Temperature of the sigmoid applied to the standardised rewards (Bose et
+        al., 2018, Section 3).
     reward_baseline : bool, default=False
-        Subtract the batch mean from those rewards (a REINFORCE baseline): they are
-        all positive otherwise. On the benchmark corpus it did not help (3 seeds
-        with ``adversarial_warmup=0.25, noise_mixture=0.5``: rare-word scores 0.501
-        and 0.426 against 0.520 and 0.419 without), and the generator's proposal
-        stayed as peaked as without it.
+        Subtract the batch mean from the squashed rewards (a REINFORCE baseline),
+        which are all positive otherwise.
     entropy_weight : float, default=0.0
         Weight of the entropy of the generator's distribution in its objective
         (a bonus: larger values keep the generator spread out).
     mask_false_negatives : bool, default=True
-        Drop generator samples that are a true context of their centre word in the
-        batch from both the discriminator's loss and the generator's update.
+        Drop generator samples that are a true output word of their query in the
+        batch (skip-gram: a true context of the centre word; CBOW: the centre
+        word) from both the discriminator's loss and the generator's update.
     importance_weighting : bool, default=False
         Weight each generator sample in the discriminator's loss by
-        :math:`p_N(\tilde w) / G(\tilde w \mid w_t)` (normalised to mean 1 per batch).
-        Untruncated, single negatives were weighted up to 150–280 on the benchmark
-        corpus and the fit diverged; see ``max_importance_weight``. A fit whose loss
-        or vectors become non-finite raises a ``ValueError`` naming the fix.
+        :math:`p_N(\tilde w) / G(\tilde w \mid t)` (normalised to mean 1 per batch),
+        truncated at ``max_importance_weight``.
     max_importance_weight : float, default=10.0
         Truncation of those weights (truncated importance sampling, Ionides 2008):
         no negative's SGD step exceeds this multiple of a plain one, at the price
         of a bias towards the generator's distribution.
     generator_lr : float, default=0.01
         Learning rate of the generator (SGD on the REINFORCE objective, summed over
-        a batch's samples). On the planted corpus of the tests (no warm-up,
-        ``noise_mixture=0.5``), 0.01 moved the generator's mass onto the hard
-        negatives (a word's own group: 1/3 of the noise's mass, 1.0 of the
-        generator's after training); 0.05 and 0.2 left it at 1/3.
+        a batch's samples).
     generator_centre : {"own", "discriminator"}, default="own"
-        Centre vectors of the generator. ``"own"``: a skip-gram generator
-        :math:`G(\cdot \mid w_t) = \operatorname{softmax}(g_t^\top h)` with centre
-        vectors of its own (the paper's), which REINFORCE updates only when
-        :math:`w_t` is a centre word of a batch. ``"discriminator"``: :math:`g_t` is the
+        Input vectors of the generator. ``"own"``: a generator
+        :math:`G(\cdot \mid t) = \operatorname{softmax}(g_t^\top h)` with input vectors
+        of its own (the paper's). ``"discriminator"``: :math:`g_t` is the
         discriminator's input vector :math:`u_t`, read without gradient
         (:class:`~sknce.nn.SharedCentreGenerator`); only the generator's output
-        vectors are learned. On the benchmark corpus it lowered the rare-word
-        scores (3 seeds, former defaults: 0.448 and 0.396 against 0.491 and 0.398
-        with ``"own"``): a rare word's own :math:`g_t` is in fact trained there
-        (norm ~1.2 after 20 epochs for words seen 5-9 times, from ~0.03 at the
-        start).
+        vectors are learned.
     adversarial_warmup : float, default=0.25
         Fraction of ``max_epochs`` (rounded down to whole epochs) trained first with
         negatives from the noise alone, the generator neither used nor trained:
         early on the discriminator's scores, the generator's rewards, carry no
         signal. ACE then fine-tunes NCE vectors, as in the paper's rare-word
-        experiment. On the benchmark corpus (3 seeds, ``noise_mixture=0.5``) 0.25
-        raised ACE's rare-word scores from 0.491 to 0.520 (WordSim353) and from
-        0.398 to 0.419 (SimLex-999), WordSim353 from 0.516 to 0.525; 0.5 gave 0.477,
-        0.442 and 0.513.
+        experiment.
     tokenizer : callable or None, default=None
         Splits string documents into tokens; ``None``: ``CountVectorizer``'s default
         (words of 2+ word characters, lowercased). Token lists are used as given.
@@ -172,64 +154,104 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         Pretrained vectors to start from (fine-tuning): the input embedding of every
         vocabulary word found in them is initialised with its pretrained vector
         (their dimension must equal ``n_components``). A path is read in word2vec
-        text or binary format.
+        text or binary format. A ``UserWarning`` says when no vocabulary word is
+        found in them.
+    weighting : {"mean", "tfidf", "sif"}, default="mean"
+        How :meth:`transform` averages a document's word vectors: plain mean;
+        weighted by tf-idf (idf of the training documents, smoothed as
+        :class:`~sklearn.feature_extraction.text.TfidfTransformer`); or SIF (Arora,
+        Liang and Ma, 2017): each word weighted by :math:`a / (a + p(w))` with
+        :math:`p(w)` its corpus frequency and :math:`a` = ``sif_a``, then the first
+        principal component of the training documents' vectors removed.
+    sif_a : float, default=1e-3
+        The :math:`a` of SIF's weights (the paper's default).
     min_lr_ratio : float, default=1e-4
         The learning rate decays linearly from ``lr`` to ``lr * min_lr_ratio`` over
         the whole training (word2vec's ``min_alpha / alpha``).
-    n_jobs : int or None, default=-1
-        Threads of the compiled kernel (``-1``: all cores). With more than one the
-        threads update shared rows without locks, as word2vec and gensim do, so a
-        fit is reproducible with ``random_state`` only with ``n_jobs=1`` (or on the
-        torch path).
+    n_jobs : int or None, default=None
+        Threads of the compiled kernel: ``None`` means 1 (unless in a
+        :func:`joblib.parallel_config` context), ``-1`` all cores. With more than
+        one, the threads update shared rows without locks, as word2vec and gensim
+        do, and a batch's generator step overlaps the previous batch's kernel:
+        faster, but a fit is bit-reproducible with ``random_state`` only with one
+        thread (or on the autograd path).
     max_epochs : int, default=20
         Passes over the corpus.
     batch_size : int, default=10000
-        (centre, context) pairs per batch: one generator step, one set of
-        negatives, one torch step on the torch path.
+        Examples per batch ((centre, context) pairs, or CBOW's centre words): one
+        generator step, one torch step on the autograd path.
     lr : float, default=0.025
-        Initial learning rate of the discriminator (word2vec's). On the benchmark
-        corpus 20 epochs at 0.025 matched gensim's 20 epochs on WordSim353 in every
-        seed; 10 epochs at 0.05 took half the time but fell 0.045 below it in one
-        seed of three (see the User Guide).
+        Initial learning rate of the discriminator (word2vec's ``alpha``).
     optimizer : torch optimizer class, default=torch.optim.SGD
-        ``torch.optim.SGD`` uses the compiled kernel on the CPU; another class
-        (e.g. ``torch.optim.Adam``) trains the discriminator by autograd with it.
+        ``torch.optim.SGD`` (without ``optimizer_kwargs``) uses the compiled kernel on
+        the CPU; any other :class:`torch.optim.Optimizer` subclass (e.g.
+        ``torch.optim.Adam``) trains the discriminator by autograd with it.
+    optimizer_kwargs : dict or None, default=None
+        Further options of the optimizer, e.g. ``{"weight_decay": 1e-4}`` (not ``lr``);
+        a keyword the optimizer does not take is a ``ValueError``. Any option
+        selects the autograd path.
+    callbacks : list of skorch callbacks or None, default=None
+        :mod:`skorch.callbacks` (or ``(name, callback)`` pairs) run after sknce's own
+        (divergence guard, learning-rate decay, early stopping, progress bar): e.g.
+        ``Checkpoint`` with ``LoadInitState`` to resume a fit, ``EpochScoring``. A
+        callback receives the skorch net; ``net.estimator`` is this estimator, whose
+        vectors are those of the current epoch. See :ref:`customising`.
+    warm_start : bool, default=False
+        When already fitted, ``fit`` continues training the fitted network for
+        ``max_epochs`` more epochs, keeping the vocabulary (new words are ignored;
+        see :meth:`partial_fit` to add them).
     device : {"cpu", "cuda", "auto"} or str, default="cpu"
+        Where the networks train; ``"auto"`` takes a GPU when one is present.
     random_state : int, RandomState instance or None, default=None
         Seeds the initial vectors, subsampling, windows and negatives.
     verbose : int, default=0
-        1 prints the loss of each epoch.
+        1 prints a progress bar and the loss of each epoch.
     early_stopping : bool, default=False
         Hold out the documents of ``validation_fraction`` of the corpus; after each
-        epoch, compute the discriminator's loss on their pairs against fixed noise
-        negatives (the same pairs and negatives every epoch); stop when it has not
-        improved for ``patience`` epochs and restore the best vectors. The learning
-        rate still decays over ``max_epochs``.
+        epoch, compute the discriminator's loss on their examples against fixed
+        noise negatives (the same examples and negatives every epoch); stop when it
+        has not improved for ``patience`` epochs and restore the best vectors. The
+        learning rate still decays over ``max_epochs``.
     validation_fraction : float, default=0.1
+        Share of the documents held out with ``early_stopping``.
     patience : int, default=5
+        Epochs without improvement before early stopping.
+    accelerator : accelerate.Accelerator or None, default=None
+        Train data-parallel over the processes of ``accelerate launch`` (or
+        ``torchrun``), on the accelerator's device: every process runs the same fit
+        on the same corpus, trains on its share of the documents, and the processes
+        average their parameters every 8 batches and at the end of each epoch (local
+        SGD: the kernel's in-place updates leave no gradients to average); all end
+        with the same vectors. Mixed precision is not used. ``device`` is then
+        unused. Needs the ``distributed`` extra; see :ref:`scaling`.
 
     Attributes
     ----------
     vocabulary_ : dict of str to int
-        Row of each word in ``vectors_``, most frequent first.
+        Row of each word in ``vectors_``, most frequent first (words added by
+        ``partial_fit(..., update_vocabulary=True)`` follow, in order of addition).
     vectors_ : ndarray of shape (n_words, n_components), float32
         The word vectors (the discriminator's input embeddings).
     wv_ : WordVectors
-        The vectors with their queries and I/O.
+        The vectors with their queries and I/O (gensim's ``model.wv``).
     counts_ : ndarray of shape (n_words,)
         Corpus count of each word.
     noise_ : UnigramNoise
         The fixed noise distribution :math:`p_N`.
     n_init_vectors_ : int
         Vocabulary words initialised from ``init_vectors`` (0 without).
+    idf_ : ndarray of shape (n_words,)
+        Inverse document frequency of each word (``weighting="tfidf"`` only).
+    sif_component_ : ndarray of shape (n_components,)
+        The unit first principal component removed by SIF (``weighting="sif"``).
     net_ : NCENet
         The skorch net holding the networks (``net_.module_.discriminator``,
         ``net_.module_.generator``).
     history_ : list of dict
-        Per-epoch ``train_loss`` (mean per pair), ``valid_loss`` with early
+        Per-epoch ``train_loss`` (mean per example), ``valid_loss`` with early
         stopping, ``dur`` (seconds).
     n_iter_ : int
-        Epochs run.
+        Epochs (passes) run.
 
     See Also
     --------
@@ -249,13 +271,15 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
        ACL 2018 (workshop version: Section 3, Eq. 5–7, Appendix B).
     .. [2] T. Mikolov, I. Sutskever, K. Chen, G. Corrado and J. Dean, "Distributed
        Representations of Words and Phrases and their Compositionality", NIPS 2013.
+    .. [3] S. Arora, Y. Liang and T. Ma, "A Simple but Tough-to-Beat Baseline for
+       Sentence Embeddings", ICLR 2017.
 
     Examples
     --------
     >>> from sknce import ACEWord2Vec
     >>> docs = [["cat", "purrs", "cat", "meows"], ["dog", "barks", "dog", "growls"]] * 50
     >>> model = ACEWord2Vec(n_components=8, min_count=1, sample=0, max_epochs=20,
-    ...                     adversarial=False, n_jobs=1, random_state=0).fit(docs)
+    ...                     adversarial=False, random_state=0).fit(docs)
     >>> model.transform([["cat", "unknown"], ["dog"]]).shape
     (2, 8)
     >>> model.most_similar("purrs", topn=1)[0][0] in {"cat", "meows"}
@@ -265,9 +289,13 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
     _parameter_constraints: dict = {
         **BaseNCE._parameter_constraints,
         "n_components": [Interval(Integral, 1, None, closed="left")],
+        "architecture": [StrOptions({"skipgram", "cbow"})],
         "window": [Interval(Integral, 1, None, closed="left")],
+        "shrink_windows": ["boolean"],
         "min_count": [Interval(Integral, 1, None, closed="left")],
         "max_vocab_size": [Interval(Integral, 1, None, closed="left"), None],
+        "max_final_vocab": [Interval(Integral, 1, None, closed="left"), None],
+        "trim_rule": [callable, None],
         "sample": [Interval(Real, 0, None, closed="left")],
         "n_negatives": [Interval(Integral, 1, None, closed="left")],
         "ns_exponent": [Interval(Real, 0, None, closed="left")],
@@ -286,6 +314,8 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         "adversarial_warmup": [Interval(Real, 0, 1, closed="left")],
         "tokenizer": [callable, None],
         "init_vectors": "no_validation",
+        "weighting": [StrOptions({"mean", "tfidf", "sif"})],
+        "sif_a": [Interval(Real, 0, None, closed="neither")],
         "min_lr_ratio": [Interval(Real, 0, 1, closed="both")],
         "n_jobs": [Integral, None],
     }
@@ -294,9 +324,13 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         self,
         *,
         n_components: int = 100,
+        architecture: str = "skipgram",
         window: int = 5,
+        shrink_windows: bool = True,
         min_count: int = 5,
         max_vocab_size: int | None = None,
+        max_final_vocab: int | None = None,
+        trim_rule=None,
         sample: float = 1e-3,
         n_negatives: int = 5,
         ns_exponent: float = 0.75,
@@ -315,23 +349,34 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         adversarial_warmup: float = 0.25,
         tokenizer=None,
         init_vectors=None,
+        weighting: str = "mean",
+        sif_a: float = 1e-3,
         min_lr_ratio: float = 1e-4,
-        n_jobs: int | None = -1,
+        n_jobs: int | None = None,
         max_epochs: int = 20,
         batch_size: int = 10000,
         lr: float = 0.025,
         optimizer=torch.optim.SGD,
+        optimizer_kwargs: dict | None = None,
+        callbacks: list | None = None,
+        warm_start: bool = False,
         device: str = "cpu",
         random_state=None,
         verbose: int = 0,
         early_stopping: bool = False,
         validation_fraction: float = 0.1,
         patience: int = 5,
+        accelerator=None,
     ) -> None:
+        super().__init__(**common_params(locals()))
         self.n_components = n_components
+        self.architecture = architecture
         self.window = window
+        self.shrink_windows = shrink_windows
         self.min_count = min_count
         self.max_vocab_size = max_vocab_size
+        self.max_final_vocab = max_final_vocab
+        self.trim_rule = trim_rule
         self.sample = sample
         self.n_negatives = n_negatives
         self.ns_exponent = ns_exponent
@@ -350,18 +395,10 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         self.adversarial_warmup = adversarial_warmup
         self.tokenizer = tokenizer
         self.init_vectors = init_vectors
+        self.weighting = weighting
+        self.sif_a = sif_a
         self.min_lr_ratio = min_lr_ratio
         self.n_jobs = n_jobs
-        self.max_epochs = max_epochs
-        self.batch_size = batch_size
-        self.lr = lr
-        self.optimizer = optimizer
-        self.device = device
-        self.random_state = random_state
-        self.verbose = verbose
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.patience = patience
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -372,11 +409,10 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
     # --- fitting ----------------------------------------------------------------------
     def _config(self) -> ACEConfig:
         return ACEConfig(
-            n_negatives=self.n_negatives,
             objective=self.objective,
+            n_negatives=self.n_negatives,
             adversarial=self.adversarial,
-            noise_mixture=self.noise_mixture,
-            n_candidates=self.n_candidates,
+            warmup_epochs=int(self.adversarial_warmup * self.max_epochs),
             reward_temperature=self.reward_temperature,
             reward_baseline=self.reward_baseline,
             entropy_weight=self.entropy_weight,
@@ -384,6 +420,32 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
             importance_weighting=self.importance_weighting,
             max_importance_weight=self.max_importance_weight,
             generator_lr=self.generator_lr,
+        )
+
+    def _divergence_hint(self) -> str:
+        hint = f"Lower lr (now {self.lr})"
+        if self.adversarial and self.importance_weighting:
+            hint += (
+                f", lower max_importance_weight (now {self.max_importance_weight}), or set "
+                "importance_weighting=False"
+            )
+        return hint + "."
+
+    def _progress_bar(self) -> ProgressBar:
+        return ProgressBar(batches_per_epoch="count")
+
+    def _vocabulary_options(self) -> dict:
+        return dict(
+            tokenizer=self.tokenizer,
+            min_count=self.min_count,
+            max_vocab_size=self.max_vocab_size,
+            max_final_vocab=self.max_final_vocab,
+            trim_rule=self.trim_rule,
+        )
+
+    def _fitted_vocabulary(self, n_documents: int = 0) -> Vocabulary:
+        return Vocabulary(
+            list(self.vocabulary_), self.counts_, n_raw_tokens=0, n_documents=n_documents
         )
 
     def _initialise_from(self, module: ACESkipGram, vocab: Vocabulary) -> int:
@@ -395,29 +457,134 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
                 f"n_components={self.n_components}; set n_components to their dimension."
             )
         rows = [(i, pretrained.index[w]) for i, w in enumerate(vocab.words) if w in pretrained]
-        if rows:
-            ours, theirs = (np.asarray(r) for r in zip(*rows))
-            weight = module.discriminator.input_embeddings.weight
-            with torch.no_grad():
-                weight[torch.as_tensor(ours)] = torch.as_tensor(pretrained.vectors[theirs])
+        if not rows:
+            warnings.warn(
+                f"none of the {len(vocab)} vocabulary words is in init_vectors "
+                f"({len(pretrained)} words, e.g. {pretrained.words[:3]}): every vector "
+                "starts at random. Check that both use the same tokenisation and case.",
+                UserWarning,
+                stacklevel=4,
+            )
+            return 0
+        ours, theirs = (np.asarray(r) for r in zip(*rows))
+        weight = module.discriminator.input_embeddings.weight
+        with torch.no_grad():
+            weight[torch.as_tensor(ours)] = torch.as_tensor(pretrained.vectors[theirs])
         return len(rows)
 
-    def _expected_pairs(self, vocab: Vocabulary, fraction: float) -> float:
-        """An upper bound of the pairs in one epoch (edges of documents have fewer)."""
+    def _expected_examples(self, vocab: Vocabulary) -> float:
+        """An upper bound of the examples of one epoch (edges of documents have fewer)."""
         kept = float(np.sum(vocab.counts * vocab.keep_probs(self.sample)))
-        return max(kept * fraction * (self.window + 1), 1.0)
+        fraction = 1.0 - self.validation_fraction if self.early_stopping else 1.0
+        if self.architecture == "cbow":
+            per_word = 1.0
+        else:
+            per_word = self.window + 1.0 if self.shrink_windows else 2.0 * self.window
+        return max(kept * fraction * per_word, 1.0)
+
+    def _sampler(self, vocab: Vocabulary, noise: UnigramNoise, device) -> WordSampler:
+        return WordSampler(
+            vocab,
+            self.tokenizer,
+            self.window,
+            self.sample,
+            noise,
+            self.n_negatives,
+            self.noise_mixture,
+            self.n_candidates,
+            device,
+            architecture=self.architecture,
+            shrink_windows=self.shrink_windows,
+        )
+
+    def _uses_kernel(self, device) -> bool:
+        """The compiled kernels: on the CPU, with plain SGD and no optimizer options."""
+        return (
+            torch.device(device).type == "cpu"
+            and self.optimizer is torch.optim.SGD
+            and not self.optimizer_kwargs
+        )
+
+    def _train_pass(self, X, vocab, noise, device, *, partial: bool, n_documents) -> None:
+        """Train through the engine: ``max_epochs`` epochs, or one pass (``partial``)."""
+
+        def build(device: str):
+            module = ACESkipGram(
+                len(vocab),
+                self.n_components,
+                adversarial=self.adversarial,
+                generator_centre=self.generator_centre,
+            )
+            self.n_init_vectors_ = (
+                0 if self.init_vectors is None else self._initialise_from(module, vocab)
+            )
+            self._set_vocabulary(vocab, noise, module)
+            if self.objective == "nce":
+                return module, BinaryNCELoss(learn_gamma=False)
+            return module, NegativeSamplingLoss()
+
+        # partial_fit's n-th pass takes the rate of fit's n-th epoch (the schedule spans
+        # max_epochs passes); a fit or warm start spans its own max_epochs epochs.
+        total = self.max_epochs if partial else None
+        decay = []
+        if self.min_lr_ratio < 1:
+            schedule = LinearDecay(self.min_lr_ratio, self._expected_examples(vocab), total)
+            decay = [("lr_decay", schedule)]
+        if hasattr(self, "net_") and (partial or self.warm_start):
+            for name, callback in self.net_.callbacks_:
+                if name == "lr_decay":
+                    callback.total_epochs = total
+        self._train(
+            CorpusDataset(X, self._sampler(vocab, noise, device), n_documents),
+            build,
+            partial=partial,
+            net_class=ACENet,
+            extra_callbacks=decay,
+            noise=noise,
+            config=self._config(),
+            kernel=self._uses_kernel(device),
+            n_jobs=effective_n_jobs(self.n_jobs),
+            prefetch=True,
+        )
+        self._set_vocabulary(vocab, noise, self.net_.module_)
+
+    def _fit(self, X) -> None:
+        check_restartable(X)
+        self._check_training_params()
+        if self._continues(False):
+            vocab = self._fitted_vocabulary(n_documents=sum(1 for _ in X))
+            noise, device = self.noise_, self.net_.device
+        else:
+            vocab = Vocabulary.build(X, **self._vocabulary_options())
+            device = self._resolve_device()
+            noise = UnigramNoise(vocab.counts, self.ns_exponent).to(device)
+        self._train_pass(X, vocab, noise, device, partial=False, n_documents=vocab.n_documents)
+        self._fit_weighting(X, reset=True)
+
+    def _set_vocabulary(self, vocab: Vocabulary, noise: UnigramNoise, module: ACESkipGram) -> None:
+        """The fitted vocabulary and the vectors, a view of the discriminator's weights."""
+        self.vocabulary_ = dict(vocab.index)
+        self.counts_ = vocab.counts
+        self.noise_ = noise
+        weight = module.discriminator.input_embeddings.weight.detach()
+        self.vectors_ = weight.numpy() if weight.device.type == "cpu" else weight.cpu().numpy()
+        self.wv_ = WordVectors(vocab.words, self.vectors_, counts=vocab.counts)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None) -> ACEWord2Vec:
         """Learn the vocabulary and the word vectors from a corpus.
+
+        With ``warm_start=True`` and a fitted model, the vocabulary is kept (new
+        words are ignored) and training continues from the fitted vectors.
 
         Parameters
         ----------
         X : iterable of token lists, or of str
             A restartable corpus (a list, or an object whose ``__iter__`` starts a
             new pass, such as gensim's ``LineSentence``): it is read once for the
-            vocabulary and once per epoch, never held in memory by the estimator.
-            Strings are split by ``tokenizer``.
+            vocabulary, once per epoch, and once more for ``weighting="tfidf"`` or
+            ``"sif"``, never held in memory by the estimator. Strings are split by
+            ``tokenizer``.
         y : None
             Ignored.
 
@@ -428,156 +595,220 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         Raises
         ------
         TypeError
-            If ``X`` is a one-shot iterator (a generator) or not a corpus.
+            If ``X`` is a one-shot iterator (a generator) or not a corpus, or a
+            token is not a string (the error names the document).
         ValueError
-            If the corpus is empty, no word reaches ``min_count``, or it yields no
-            (centre, context) pair.
+            If the corpus is empty, no word is kept in the vocabulary, or it yields
+            no (centre, context) pair.
         """
-        check_restartable(X)
-        vocab = Vocabulary.build(
-            X,
-            tokenizer=self.tokenizer,
-            min_count=self.min_count,
-            max_vocab_size=self.max_vocab_size,
-        )
-        seed, device = self._seed_and_device()
-        noise = UnigramNoise(vocab.counts, self.ns_exponent).to(device)
-        train_docs, valid_docs = X, None
-        if self.early_stopping:
-            train_docs = _DocumentSplit(X, self.validation_fraction, seed, validation=False)
-            valid_docs = _DocumentSplit(X, self.validation_fraction, seed, validation=True)
-            if not any(True for _ in valid_docs):
-                raise ValueError(
-                    f"validation_fraction={self.validation_fraction} of "
-                    f"{vocab.n_documents} documents leaves no validation document for "
-                    "early stopping. Provide more documents, raise validation_fraction, "
-                    "or set early_stopping=False."
-                )
-        with seeded(seed, device):
-            module = ACESkipGram(
-                len(vocab),
-                self.n_components,
-                adversarial=self.adversarial,
-                generator_centre=self.generator_centre,
-            )
-            self.n_init_vectors_ = (
-                0 if self.init_vectors is None else self._initialise_from(module, vocab)
-            )
-            net = NCENet(
-                module=module,
-                criterion=_LossIsOutput,
-                optimizer=self.optimizer,
-                lr=self.lr,
-                max_epochs=self.max_epochs,
-                batch_size=self.batch_size,
-                device=device,
-                train_split=None,
-                callbacks=[],
-                verbose=0,
-            ).initialize()
-        trainer = SkipGramTrainer(
-            net.module_,
-            noise,
-            self._config(),
-            lr=self.lr,
-            min_lr_ratio=self.min_lr_ratio,
-            optimizer=self.optimizer,
-            n_jobs=effective_n_jobs(self.n_jobs),
-            device=device,
-            rng=torch.Generator(device).manual_seed(seed),
-        )
-        self._train(net, trainer, vocab, train_docs, valid_docs, seed)
-
-        self.vocabulary_ = dict(vocab.index)
-        self.counts_ = vocab.counts
-        self.noise_ = noise
-        weight = net.module_.discriminator.input_embeddings.weight.detach()
-        self.vectors_ = weight.numpy() if weight.device.type == "cpu" else weight.cpu().numpy()
-        self.wv_ = WordVectors(vocab.words, self.vectors_)
-        self.net_ = net
+        with self._fitting():
+            self._fit(X)
         return self
 
-    def _train(self, net, trainer, vocab, train_docs, valid_docs, seed: int) -> None:
-        """The epochs, with early stopping on the validation loss; sets ``history_``."""
-        fraction = 1.0 - self.validation_fraction if self.early_stopping else 1.0
-        per_epoch = self._expected_pairs(vocab, fraction)
-        rng = np.random.default_rng(seed)
-        discriminator = net.module_.discriminator
-        pairs_done, best, best_state, stale = 0, np.inf, None, 0
-        warmup_epochs = int(self.adversarial_warmup * self.max_epochs)
-        self.history_ = []
-        for epoch in range(1, self.max_epochs + 1):
-            start = time.perf_counter()
-            batches = pair_batches(
-                train_docs,
-                self.tokenizer,
-                vocab,
-                window=self.window,
-                sample=self.sample,
-                batch_size=self.batch_size,
-                rng=rng,
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y=None, update_vocabulary: bool = False) -> ACEWord2Vec:
+        """One more pass of training over ``X``, optionally adding its new words.
+
+        The first call (on an unfitted estimator) builds the vocabulary from ``X``
+        and trains one pass. Later calls continue from the fitted vectors, noise
+        and optimizer state, one pass over ``X`` each, as gensim's ``train`` on new
+        sentences:
+
+        * ``update_vocabulary=False``: the vocabulary is kept; words of ``X`` outside
+          it are ignored.
+        * ``update_vocabulary=True``: as gensim's ``build_vocab(update=True)``, the
+          words of ``X`` are counted and selected as at the first fit (``min_count``,
+          ``max_final_vocab``, ``trim_rule``, on their counts in ``X``); a selected
+          new word is appended (new rows of the embeddings: input vectors drawn as
+          at initialisation, output vectors zero; known words keep their rows and
+          vectors), and every known word's count grows by its count in ``X``. The
+          noise is rebuilt from the updated counts and the optimizer state grows
+          with the rows.
+
+        The learning rate follows fit's schedule: the n-th pass since the first
+        call uses the rate of fit's n-th epoch out of ``max_epochs``, and
+        ``lr * min_lr_ratio`` after ``max_epochs`` passes (``min_lr_ratio=1`` keeps
+        ``lr``). So ``max_epochs`` calls on one corpus train as ``fit`` does; with
+        one kernel thread, exactly. The adversarial warm-up counts passes the same
+        way. There is no validation (``early_stopping`` is for ``fit``).
+
+        Parameters
+        ----------
+        X : iterable of token lists, or of str
+            Documents. Read once, so a generator is fine, except on the first call,
+            with ``update_vocabulary=True`` or a ``weighting`` other than
+            ``"mean"`` (one more pass each): then it must be restartable.
+        y : None
+            Ignored.
+        update_vocabulary : bool, default=False
+            Add the new words of ``X`` to the vocabulary.
+
+        Returns
+        -------
+        self : ACEWord2Vec
+        """
+        with self._fitting():
+            self._partial_fit(X, update_vocabulary)
+        return self
+
+    def _partial_fit(self, X, update_vocabulary: bool) -> None:
+        if isinstance(X, (str, bytes)):
+            check_restartable(X)  # the error for a single string
+        self._check_training_params()
+        first = not hasattr(self, "net_")
+        if first or update_vocabulary or self.weighting != "mean":
+            check_restartable(X)
+        undo = None
+        if first:
+            vocab = Vocabulary.build(X, **self._vocabulary_options())
+            device = self._resolve_device()
+            noise = UnigramNoise(vocab.counts, self.ns_exponent).to(device)
+            n_documents = vocab.n_documents
+        else:
+            vocab, noise, device = self._fitted_vocabulary(), self.noise_, self.net_.device
+            n_documents = None
+            if update_vocabulary:
+                grown = vocab.updated(X, **self._vocabulary_options())
+                n_documents = grown.n_documents
+                if not np.array_equal(grown.counts[: len(vocab)], vocab.counts) or len(
+                    grown
+                ) > len(vocab):
+                    noise = UnigramNoise(grown.counts, self.ns_exponent).to(device)
+                    undo = self._grow_network(len(grown), noise)
+                vocab = grown
+        try:
+            self._train_pass(X, vocab, noise, device, partial=True, n_documents=n_documents)
+        except BaseException:
+            if undo is not None:
+                undo()
+            raise
+        self._fit_weighting(X, reset=first)
+
+    def _grow_network(self, n_words: int, noise: UnigramNoise):
+        """New rows for new words in every embedding; return the function that undoes it.
+
+        Input vectors of new words are drawn as at initialisation (uniform in
+        :math:`\\pm 0.5 / d`, from the fit's ``"prepare"`` stream), output vectors are
+        zero; the optimizers are rebuilt with their state padded by zeros.
+        """
+        net = self.net_
+        module = net.module_
+        dim = self.n_components
+        generator = torch_generator(net.seeds.numpy("prepare", len(net.history)))
+        embeddings = [(module.discriminator.input_embeddings, True)]
+        embeddings.append((module.discriminator.output_embeddings, False))
+        if module.generator is not None:
+            if hasattr(module.generator, "input_embeddings"):
+                embeddings.append((module.generator.input_embeddings, True))
+            embeddings.append((module.generator.output_embeddings, False))
+        old_weights = [embedding.weight for embedding, _ in embeddings]
+        old_optimizers = {name: getattr(net, name) for name in _OPTIMIZERS if hasattr(net, name)}
+        old_noise = net.noise
+        renamed = {}
+        for embedding, is_input in embeddings:
+            weight = embedding.weight
+            extra = torch.zeros(n_words - weight.shape[0], dim)
+            if is_input:
+                extra.uniform_(-0.5 / dim, 0.5 / dim, generator=generator)
+            grown = torch.cat([weight.detach(), extra.to(weight.device, weight.dtype)])
+            embedding.weight = torch.nn.Parameter(grown, requires_grad=weight.requires_grad)
+            embedding.num_embeddings = n_words
+            renamed[weight] = embedding.weight
+        net.initialize_optimizer()
+        for name, old in old_optimizers.items():
+            _carry_state(old, getattr(net, name), renamed)
+        net.set_noise(noise)
+
+        def undo() -> None:
+            for (embedding, _), weight in zip(embeddings, old_weights):
+                embedding.weight = weight
+                embedding.num_embeddings = weight.shape[0]
+            for name, old in old_optimizers.items():
+                setattr(net, name, old)
+            net.set_noise(old_noise)
+
+        return undo
+
+    # --- document weighting -----------------------------------------------------------
+    def _fit_weighting(self, X, reset: bool) -> None:
+        """The statistics of ``weighting``: idf (counts accumulate over partial fits) or
+        SIF's principal component, from one more pass over ``X``."""
+        if reset:
+            for name in ("idf_", "document_frequency_", "sif_component_"):
+                if hasattr(self, name):
+                    delattr(self, name)
+        if self.weighting == "tfidf":
+            n_words = len(self.vocabulary_)
+            frequency = np.zeros(n_words, dtype=np.int64)
+            n_documents = 0
+            for ids in self._encoded(X):
+                frequency[np.unique(ids)] += 1
+                n_documents += 1
+            if hasattr(self, "document_frequency_"):
+                previous = self.document_frequency_
+                frequency[: len(previous)] += previous
+                n_documents += self.n_documents_
+            self.document_frequency_, self.n_documents_ = frequency, n_documents
+            # smoothed as TfidfTransformer(smooth_idf=True)
+            self.idf_ = (np.log((1.0 + n_documents) / (1.0 + frequency)) + 1.0).astype(np.float32)
+        elif self.weighting == "sif":
+            weights = self._sif_weights()
+            moment = np.zeros((self.n_components, self.n_components), dtype=np.float64)
+            for ids in self._encoded(X):
+                if len(ids):
+                    vector = self._weighted_mean(ids, weights).astype(np.float64)
+                    moment += np.outer(vector, vector)
+            # the first (uncentred) principal component, as Arora et al.'s TruncatedSVD
+            component = np.linalg.eigh(moment)[1][:, -1]
+            self.sif_component_ = component.astype(np.float32)
+
+    def _encoded(self, X):
+        """The in-vocabulary rows of each document of ``X``."""
+        index = self.vocabulary_
+        for i, doc in enumerate(iter_documents(X, self.tokenizer)):
+            try:
+                yield np.fromiter((index[w] for w in doc if w in index), dtype=np.int64)
+            except TypeError:
+                raise token_error(doc, i) from None
+
+    def _word_weights(self) -> np.ndarray | None:
+        if self.weighting == "mean":
+            return None
+        if self.weighting == "tfidf":
+            self._check_weighting("idf_")
+            return self.idf_
+        self._check_weighting("sif_component_")
+        return self._sif_weights()
+
+    def _sif_weights(self) -> np.ndarray:
+        """SIF's :math:`a / (a + p(w))`, with :math:`p(w)` the word's corpus frequency."""
+        frequency = self.counts_ / self.counts_.sum()
+        return (self.sif_a / (self.sif_a + frequency)).astype(np.float32)
+
+    def _check_weighting(self, attribute: str) -> None:
+        if not hasattr(self, attribute):
+            raise ValueError(
+                f"weighting={self.weighting!r} needs {attribute}, which fit computes for "
+                "that weighting; it was fitted with another one. Fit again after "
+                "set_params(weighting=...)."
             )
-            loss, n_pairs = trainer.train_epoch(
-                batches,
-                pairs_done,
-                per_epoch * self.max_epochs,
-                use_generator=epoch > warmup_epochs,
-            )
-            if n_pairs == 0:
-                raise ValueError(
-                    "the corpus yields no (centre, context) pair: every document has fewer "
-                    "than two in-vocabulary words. Lower min_count, or pass longer documents."
-                )
-            if not (
-                np.isfinite(loss) and torch.isfinite(discriminator.input_embeddings.weight).all()
-            ):
-                raise ValueError(
-                    f"training diverged in epoch {epoch}: the loss or the word vectors became "
-                    f"non-finite (NaN or inf). Lower lr (now {self.lr})"
-                    + (
-                        ", lower max_importance_weight (now "
-                        f"{self.max_importance_weight}), or set importance_weighting=False."
-                        if self.adversarial and self.importance_weighting
-                        else "."
-                    )
-                )
-            if epoch == 1:
-                per_epoch = float(n_pairs)
-            pairs_done += n_pairs
-            row = {"epoch": epoch, "train_loss": loss / n_pairs}
-            if valid_docs is not None:
-                valid_batches = pair_batches(
-                    valid_docs,
-                    self.tokenizer,
-                    vocab,
-                    window=self.window,
-                    sample=self.sample,
-                    batch_size=self.batch_size,
-                    rng=np.random.default_rng(seed + 1),
-                )
-                row["valid_loss"] = trainer.evaluation_loss(valid_batches, seed + 2)
-                if row["valid_loss"] < best:
-                    best, stale = row["valid_loss"], 0
-                    best_state = {k: v.clone() for k, v in discriminator.state_dict().items()}
-                else:
-                    stale += 1
-            row["dur"] = time.perf_counter() - start
-            net.history.new_epoch()
-            for key, value in row.items():
-                net.history.record(key, value)
-            self.history_.append(row)
-            if self.verbose:
-                print(", ".join(f"{k}={v:.4g}" for k, v in row.items()))
-            if valid_docs is not None and stale >= self.patience:
-                break
-        if best_state is not None:
-            # load_state_dict copies in place, so numpy views of the weights stay valid
-            discriminator.load_state_dict(best_state)
-        self.n_iter_ = len(self.history_)
+
+    def _weighted_mean(self, ids: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
+        vectors = self.vectors_[ids]
+        if weights is None:
+            return vectors.mean(axis=0)
+        w = weights[ids]
+        if self.weighting == "tfidf":
+            return w @ vectors / w.sum()
+        return w @ vectors / len(ids)  # SIF: (1/|s|) sum a / (a + p(w)) v_w
 
     # --- inference --------------------------------------------------------------------
     def transform(self, X) -> np.ndarray:
-        """Mean vector of the in-vocabulary words of each document.
+        """Weighted mean vector of the in-vocabulary words of each document.
+
+        The weights are those of ``weighting``: 1 (``"mean"``), tf-idf, or SIF's
+        :math:`a / (a + p(w))` followed by the removal of ``sif_component_``. A
+        document's vector depends on that document alone.
 
         Parameters
         ----------
@@ -588,39 +819,92 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         Returns
         -------
         ndarray of shape (n_documents, n_components), float32
+
+        Raises
+        ------
+        TypeError
+            If ``X`` is a single string, or a token is not hashable (the error
+            names the document).
         """
         check_is_fitted(self)
         if isinstance(X, (str, bytes)):
             raise TypeError("X is a single string; pass an iterable of documents, e.g. [text].")
-        index = self.vocabulary_
-        rows = []
-        for doc in iter_documents(X, self.tokenizer):
-            ids = [index[w] for w in doc if w in index]
-            rows.append(
-                self.vectors_[ids].mean(axis=0)
-                if ids
-                else np.zeros(self.n_components, dtype=np.float32)
-            )
+        weights = self._word_weights()
+        zeros = np.zeros(self.n_components, dtype=np.float32)
+        rows = [
+            self._weighted_mean(ids, weights) if len(ids) else zeros for ids in self._encoded(X)
+        ]
         if not rows:
             return np.zeros((0, self.n_components), dtype=np.float32)
-        return np.vstack(rows).astype(np.float32, copy=False)
+        out = np.vstack(rows).astype(np.float32, copy=False)
+        if self.weighting == "sif":
+            component = self.sif_component_
+            # row by row (not a matrix product, whose blocking depends on the batch), so
+            # a document's vector does not depend on the others
+            out = out - (out * component).sum(axis=1, keepdims=True) * component
+        return out
 
     @property
     def _n_features_out(self) -> int:
         return self.n_components
 
-    def most_similar(self, word_or_vector, topn: int = 10) -> list[tuple[str, float]]:
-        """The ``topn`` words of highest cosine similarity (see :meth:`WordVectors.most_similar`).
+    def score(self, X, y=None) -> float:
+        """Minus the discriminator's contrastive loss on the examples of a held-out corpus.
+
+        The examples of ``X`` (with the fit's windows and subsampling) against
+        negatives from the fixed noise :math:`p_N`, drawn from the fit's ``"score"``
+        stream: the same draws at every call, in any thread. Higher is better, so
+        ``GridSearchCV(ACEWord2Vec(), params)`` selects parameters without labels.
 
         Parameters
         ----------
-        word_or_vector : str, array-like or list of str
-            A word (excluded from the result), a vector, or positive words.
-        topn : int, default=10
+        X : iterable of token lists, or of str
+            Documents (read once).
+        y : None
+            Ignored.
 
         Returns
         -------
-        list of (str, float)
+        float
+            Minus the mean loss per example.
+
+        Raises
+        ------
+        ValueError
+            If ``X`` yields no example (no two in-vocabulary words close enough).
+        """
+        check_is_fitted(self)
+        if isinstance(X, (str, bytes)):
+            raise TypeError("X is a single string; pass an iterable of documents, e.g. [text].")
+        sampler = self._sampler(self._fitted_vocabulary(), self.noise_, self.net_.device)
+        return -self.net_.mean_loss(CorpusDataset(X, sampler, None), self._score_rng())
+
+    def most_similar(
+        self,
+        positive=None,
+        negative=None,
+        topn: int | None = 10,
+        restrict_vocab: int | None = None,
+    ) -> list[tuple[str, float]] | np.ndarray:
+        """The words most similar in cosine to a mean of words and vectors.
+
+        gensim's ``most_similar`` (see :meth:`WordVectors.most_similar`): analogies by
+        ``most_similar(positive=["king", "woman"], negative=["man"])``.
+
+        Parameters
+        ----------
+        positive : str, array-like, or list of these or of (item, weight), default=None
+            Words or vectors that attract.
+        negative : str, array-like, or list of these or of (item, weight), default=None
+            Words or vectors that repel.
+        topn : int or None, default=10
+            Number of words returned; ``None`` returns the similarity of every word.
+        restrict_vocab : int or None, default=None
+            Search only the ``restrict_vocab`` most frequent words.
+
+        Returns
+        -------
+        list of (str, float), or ndarray of shape (n_words,) when ``topn`` is None
 
         Raises
         ------
@@ -628,10 +912,20 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
             For a word not in the vocabulary.
         """
         check_is_fitted(self)
-        return self.wv_.most_similar(word_or_vector, topn=topn)
+        return self.wv_.most_similar(
+            positive=positive, negative=negative, topn=topn, restrict_vocab=restrict_vocab
+        )
 
     def similarity(self, a: str, b: str) -> float:
         """Cosine similarity of two words' vectors.
+
+        Parameters
+        ----------
+        a, b : str
+
+        Returns
+        -------
+        float
 
         Raises
         ------
@@ -646,6 +940,12 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
 
         gensim's ``KeyedVectors.evaluate_word_pairs`` semantics; see
         :meth:`WordVectors.evaluate_word_pairs` for ``pairs`` and the options.
+
+        Parameters
+        ----------
+        pairs : path or iterable of (str, str, float)
+        **kwargs
+            Options of :meth:`WordVectors.evaluate_word_pairs`.
 
         Returns
         -------
@@ -669,3 +969,23 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         """
         check_is_fitted(self)
         self.wv_.save_word2vec_format(path, binary=binary)
+
+
+#: The optimizers of an ACENet, rebuilt when the vocabulary grows.
+_OPTIMIZERS = ("optimizer_", "optimizer_generator_")
+
+
+def _carry_state(old: torch.optim.Optimizer, new: torch.optim.Optimizer, renamed: dict) -> None:
+    """Copy ``old``'s per-parameter state into ``new``, rows of grown parameters zero-padded.
+
+    ``renamed`` maps each old parameter to the parameter that replaced it.
+    """
+    for param, state in old.state.items():
+        target = renamed.get(param, param)
+        carried = {}
+        for key, value in state.items():
+            if torch.is_tensor(value) and value.shape == param.shape != target.shape:
+                pad = value.new_zeros((target.shape[0] - value.shape[0], *value.shape[1:]))
+                value = torch.cat([value, pad])
+            carried[key] = value
+        new.state[target] = carried

@@ -5,7 +5,8 @@ a tokenizer), read in one streaming pass per use, as gensim reads its
 ``sentences``: :meth:`Vocabulary.build` counts words in one pass and
 :func:`pair_batches` turns one pass into batches of skip-gram pairs, with
 frequent-word subsampling and a dynamic window, in memory bounded by the batch
-and one chunk of documents, never by the corpus length.
+and one chunk of documents, never by the corpus length; :func:`cbow_batches`
+does the same for CBOW's examples (a centre word and all its context words).
 """
 
 from __future__ import annotations
@@ -18,12 +19,22 @@ from itertools import repeat
 import numpy as np
 
 __all__ = [
+    "RULE_DEFAULT",
+    "RULE_DISCARD",
+    "RULE_KEEP",
     "Vocabulary",
+    "cbow_batches",
     "check_restartable",
     "default_tokenizer",
     "iter_documents",
     "pair_batches",
 ]
+
+#: Values a ``trim_rule`` returns (gensim's ``gensim.utils.RULE_*``, same values): apply
+#: ``min_count`` to the word, drop it, or keep it whatever its count.
+RULE_DEFAULT = 0
+RULE_DISCARD = 1
+RULE_KEEP = 2
 
 # scikit-learn's CountVectorizer default token_pattern, applied after lowercasing.
 _TOKEN_PATTERN = re.compile(r"(?u)\b\w\w+\b")
@@ -151,6 +162,86 @@ def iter_documents(
         yield tokens
 
 
+def _hashable(token) -> bool:
+    try:
+        hash(token)
+    except TypeError:
+        return False
+    return True
+
+
+def token_error(tokens: Sequence, document: int, what: str = "X") -> TypeError:
+    """The error for a document whose token could not be looked up (an unhashable one).
+
+    Looking tokens up raises ``TypeError: unhashable type: 'list'`` with no hint of
+    where; this names the document, the position and the type.
+    """
+    position = next((i for i, token in enumerate(tokens) if not _hashable(token)), -1)
+    token = tokens[position] if position >= 0 else None
+    return TypeError(
+        f"document {document} of {what} has a {type(token).__name__} token at position "
+        f"{position} ({token!r:.40}); tokens must be str (a nested list usually means one "
+        "list level too many)."
+    )
+
+
+def _keep(word: str, count: int, min_count: int, trim_rule) -> bool:
+    """gensim's ``keep_vocab_item``: the count test, unless ``trim_rule`` decides."""
+    if trim_rule is not None:
+        rule = trim_rule(word, count, min_count)
+        if rule == RULE_KEEP:
+            return True
+        if rule == RULE_DISCARD:
+            return False
+        if rule != RULE_DEFAULT:
+            raise ValueError(
+                f"trim_rule returned {rule!r} for {word!r}; it must return RULE_DISCARD, "
+                "RULE_KEEP or RULE_DEFAULT (sknce.words or gensim.utils)."
+            )
+    return count >= min_count
+
+
+def _check_token_types(words: Iterable, what: str = "X") -> None:
+    """TypeError for a counted token that is not a string (e.g. an int deep in a document)."""
+    for word in words:
+        if not isinstance(word, str):
+            raise TypeError(
+                f"{what} contains a {type(word).__name__} token ({word!r:.40}); tokens "
+                "must be str."
+            )
+
+
+def _count_words(X: Iterable, tokenizer, max_vocab_size, trim_rule) -> tuple[Counter, int, int]:
+    """Token counts of ``X`` (pruned as gensim's ``max_vocab_size``), tokens, documents."""
+    counter: Counter[str] = Counter()
+    n_raw_tokens = n_documents = 0
+    min_reduce = 1
+    for tokens in iter_documents(X, tokenizer):
+        try:
+            counter.update(tokens)
+        except TypeError:
+            raise token_error(tokens, n_documents) from None
+        n_raw_tokens += len(tokens)
+        n_documents += 1
+        if max_vocab_size is not None and len(counter) > max_vocab_size:
+            for word in [w for w, c in counter.items() if not _keep(w, c, min_reduce, trim_rule)]:
+                del counter[word]
+            min_reduce += 1
+    _check_token_types(counter)
+    return counter, n_raw_tokens, n_documents
+
+
+def _select_words(
+    counter: Counter, min_count: int, max_final_vocab, trim_rule
+) -> tuple[list[tuple[str, int]], int]:
+    """The kept (word, count) pairs in counting order, and the count threshold applied."""
+    effective = min_count
+    if max_final_vocab is not None and max_final_vocab < len(counter):
+        by_count = np.sort(np.fromiter(counter.values(), dtype=np.int64))[::-1]
+        effective = max(min_count, int(by_count[max_final_vocab]) + 1)
+    return [(w, c) for w, c in counter.items() if _keep(w, c, effective, trim_rule)], effective
+
+
 class Vocabulary:
     """Words of a corpus with their counts, ordered as gensim orders them.
 
@@ -205,6 +296,8 @@ class Vocabulary:
         tokenizer: Callable[[str], Sequence[str]] | None = None,
         min_count: int = 5,
         max_vocab_size: int | None = None,
+        max_final_vocab: int | None = None,
+        trim_rule: Callable[[str, int, int], int] | None = None,
     ) -> Vocabulary:
         """Count the words of ``X`` in one streaming pass.
 
@@ -212,8 +305,10 @@ class Vocabulary:
         ``max_vocab_size`` distinct words have been counted (checked after each
         document), words with a count below a threshold are dropped, the
         threshold starting at 1 and rising by one per pruning; at the end words
-        below ``min_count`` are dropped. Words are sorted by descending count;
-        ties keep gensim's order, the word counted most recently first.
+        below ``min_count`` are dropped (below a higher threshold when
+        ``max_final_vocab`` asks for fewer words). ``trim_rule`` overrides the
+        count test word by word, in both places. Words are sorted by descending
+        count; ties keep gensim's order, the word counted most recently first.
 
         Parameters
         ----------
@@ -226,6 +321,15 @@ class Vocabulary:
         max_vocab_size : int or None, default=None
             Bound on the number of distinct words held while counting (memory);
             ``None`` for no bound.
+        max_final_vocab : int or None, default=None
+            Keep at most this many words: the count threshold becomes
+            ``max(min_count, c + 1)`` with ``c`` the count of the
+            ``max_final_vocab + 1``-th most frequent word (gensim's rule, which
+            drops all the words tied at ``c``).
+        trim_rule : callable or None, default=None
+            ``trim_rule(word, count, min_count)`` returns :data:`RULE_DISCARD`,
+            :data:`RULE_KEEP` or :data:`RULE_DEFAULT` (apply the count test), as
+            gensim's ``trim_rule``.
 
         Returns
         -------
@@ -234,7 +338,10 @@ class Vocabulary:
         Raises
         ------
         ValueError
-            If ``X`` has no tokens, or no word occurs ``min_count`` times.
+            If ``X`` has no tokens, or no word is kept.
+        TypeError
+            If a token is not a string (the error names the document of an
+            unhashable one).
         """
         if isinstance(min_count, bool) or not isinstance(min_count, (int, np.integer)):
             raise TypeError(f"min_count must be an int, got {min_count!r}.")
@@ -248,29 +355,19 @@ class Vocabulary:
             raise ValueError(
                 f"max_vocab_size must be None or an int >= 1, got {max_vocab_size!r}."
             )
-        counter: Counter[str] = Counter()
-        n_raw_tokens = n_documents = 0
-        min_reduce = 1
-        for tokens in iter_documents(X, tokenizer):
-            counter.update(tokens)
-            n_raw_tokens += len(tokens)
-            n_documents += 1
-            if max_vocab_size is not None and len(counter) > max_vocab_size:
-                for word in [w for w, c in counter.items() if c < min_reduce]:
-                    del counter[word]
-                min_reduce += 1
+        counter, n_raw_tokens, n_documents = _count_words(X, tokenizer, max_vocab_size, trim_rule)
         if n_raw_tokens == 0:
             raise ValueError(
                 f"X contains no tokens ({n_documents} documents); pass a non-empty corpus "
                 "of token lists, or of strings with a tokenizer that finds words in them."
             )
-        kept = [(w, c) for w, c in counter.items() if c >= min_count]
+        kept, effective = _select_words(counter, min_count, max_final_vocab, trim_rule)
         if not kept:
             top_word, top_count = counter.most_common(1)[0] if counter else ("", 0)
             raise ValueError(
-                f"no word occurs at least min_count={min_count} times in X (the most "
-                f"frequent word, {top_word!r}, occurs {top_count} times); lower min_count "
-                "or pass a larger corpus."
+                f"no word occurs at least min_count={effective} times in X (the most "
+                f"frequent word, {top_word!r}, occurs {top_count} times) or trim_rule drops "
+                "them all; lower min_count, raise max_final_vocab, or pass a larger corpus."
             )
         counts = np.fromiter((c for _, c in kept), dtype=np.int64, count=len(kept))
         # gensim's sort_by_descending_frequency: lexsort((-indices, -counts)).
@@ -278,6 +375,41 @@ class Vocabulary:
         return cls(
             [kept[i][0] for i in order],
             counts[order],
+            n_raw_tokens=n_raw_tokens,
+            n_documents=n_documents,
+        )
+
+    def updated(
+        self,
+        X: Iterable,
+        tokenizer: Callable[[str], Sequence[str]] | None = None,
+        min_count: int = 5,
+        max_vocab_size: int | None = None,
+        max_final_vocab: int | None = None,
+        trim_rule: Callable[[str, int, int], int] | None = None,
+    ) -> Vocabulary:
+        """This vocabulary grown by the words of ``X``, as gensim's ``build_vocab(update=True)``.
+
+        The words of ``X`` are counted and selected as by :meth:`build` (on their
+        counts in ``X`` alone); a selected new word is appended after the known
+        words (in the order ``X`` first shows it), so the known words keep their
+        rows; every known word's count grows by its count in ``X`` (selected or
+        not, as in gensim 4.4).
+
+        Returns
+        -------
+        Vocabulary
+            With ``n_raw_tokens`` and ``n_documents`` of ``X``.
+        """
+        counter, n_raw_tokens, n_documents = _count_words(X, tokenizer, max_vocab_size, trim_rule)
+        kept, _ = _select_words(counter, min_count, max_final_vocab, trim_rule)
+        new = [(word, count) for word, count in kept if word not in self.index]
+        counts = self.counts + np.fromiter(
+            (counter.get(word, 0) for word in self.words), dtype=np.int64, count=len(self)
+        )
+        return Vocabulary(
+            self.words + [word for word, _ in new],
+            np.concatenate([counts, np.asarray([c for _, c in new], dtype=np.int64)]),
             n_raw_tokens=n_raw_tokens,
             n_documents=n_documents,
         )
@@ -349,8 +481,11 @@ def _encoded_chunks(
     unknown = repeat(-1)
     ids: list[int] = []
     lengths: list[int] = []
-    for tokens in iter_documents(X, tokenizer):
-        ids.extend(map(get, tokens, unknown))  # C-level loop: get(word, -1) per token
+    for i, tokens in enumerate(iter_documents(X, tokenizer)):
+        try:
+            ids.extend(map(get, tokens, unknown))  # C-level loop: get(word, -1) per token
+        except TypeError:
+            raise token_error(tokens, i) from None
         lengths.append(len(tokens))
         if len(ids) >= min_tokens:
             yield _drop_oov(ids, lengths)
@@ -366,24 +501,27 @@ def _drop_oov(ids: list[int], lengths: list[int]) -> tuple[np.ndarray, np.ndarra
     return ids_array[known], docs[known]
 
 
-def _chunk_pairs(
+def _chunk_windows(
     ids: np.ndarray,
     docs: np.ndarray,
     keep_probs: np.ndarray | None,
     window: int,
     rng: np.random.Generator,
-) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """All (centre, context) pairs of one chunk, centre by centre, contexts left to right.
+    shrink_windows: bool,
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The windows of one chunk's centre words, in blocks of at most ``_CHUNK_TOKENS``.
 
-    Yielded in blocks of at most ``_CHUNK_TOKENS`` centres, so that the
-    ``(centres, 2 * window)`` temporaries stay small even when one document
-    is much longer than a chunk.
+    Yields ``(centres, contexts, counts)``: the kept centre words of a block, the
+    context words of all of them (centre by centre, each left to right: gensim's
+    order) and each centre word's number of contexts. Blocks keep the
+    ``(centres, 2 * window)`` temporaries small even when one document is much
+    longer than a chunk.
     """
     if keep_probs is not None:
         kept = rng.random(len(ids)) < keep_probs[ids]
         ids, docs = ids[kept], docs[kept]
     n = len(ids)
-    reach = rng.integers(1, window + 1, size=n)
+    reach = rng.integers(1, window + 1, size=n) if shrink_windows else np.full(n, window)
     offsets = np.concatenate([np.arange(-window, 0), np.arange(1, window + 1)])
     # Document numbers padded with `window` sentinels (-1) at both ends, so that
     # the same-document test also rules out positions beyond the chunk.
@@ -395,8 +533,28 @@ def _chunk_pairs(
         positions = np.arange(start + window, stop + window)[:, None] + offsets
         valid = np.abs(offsets) <= reach[start:stop, None]
         valid &= padded[positions] == docs[start:stop, None]
-        centre_pos = start + np.nonzero(valid)[0]
-        yield ids[centre_pos], ids[positions[valid] - window]
+        yield ids[start:stop], ids[positions[valid] - window], valid.sum(axis=1)
+
+
+def _windows(
+    X: Iterable,
+    tokenizer,
+    vocab: Vocabulary,
+    window: int,
+    sample: float,
+    batch_size: int,
+    rng: np.random.Generator,
+    shrink_windows: bool,
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The window blocks of one pass over ``X`` (see :func:`_chunk_windows`)."""
+    for name, value in (("window", window), ("batch_size", batch_size)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"{name} must be an int >= 1, got {value!r}.")
+    keep_probs = vocab.keep_probs(sample)
+    if np.all(keep_probs >= 1.0):
+        keep_probs = None  # skip the draws when nothing would be dropped
+    for ids, docs in _encoded_chunks(X, tokenizer, vocab.index, _CHUNK_TOKENS):
+        yield from _chunk_windows(ids, docs, keep_probs, window, rng, shrink_windows)
 
 
 def pair_batches(
@@ -408,15 +566,17 @@ def pair_batches(
     sample: float,
     batch_size: int,
     rng: np.random.Generator,
+    shrink_windows: bool = True,
 ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Stream skip-gram (centre, context) pairs over one pass of ``X``.
 
     Each document is encoded with ``vocab`` (out-of-vocabulary tokens dropped),
     each remaining token is kept with probability ``vocab.keep_probs(sample)``
     (frequent-word subsampling), and each kept token, as centre word, draws a
-    window ``b`` uniformly from ``1..window`` and is paired with every kept
-    token at most ``b`` positions away in the same document: word2vec's and
-    gensim's skip-gram sampling. Pairs come centre by centre in corpus order.
+    window ``b`` uniformly from ``1..window`` (always ``window`` when
+    ``shrink_windows=False``) and is paired with every kept token at most ``b``
+    positions away in the same document: word2vec's and gensim's skip-gram
+    sampling. Pairs come centre by centre in corpus order.
 
     The work is vectorised over chunks of whole documents (about 65k tokens),
     so memory is bounded by one chunk plus one batch, whatever the corpus
@@ -440,6 +600,9 @@ def pair_batches(
         Pairs per batch.
     rng : numpy.random.Generator
         Source of the subsampling and window draws (advanced in place).
+    shrink_windows : bool, default=True
+        Draw each centre word's window in ``1..window`` (word2vec's dynamic
+        window, gensim's ``shrink_windows``); ``False`` always uses ``window``.
 
     Yields
     ------
@@ -449,19 +612,12 @@ def pair_batches(
         Indices of their context words. Every batch has ``batch_size`` pairs
         except the last, which holds the remaining ones (no empty batch).
     """
-    for name, value in (("window", window), ("batch_size", batch_size)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{name} must be an int >= 1, got {value!r}.")
-    keep_probs = vocab.keep_probs(sample)
-    if np.all(keep_probs >= 1.0):
-        keep_probs = None  # skip the draws when nothing would be dropped
+    blocks = _windows(X, tokenizer, vocab, window, sample, batch_size, rng, shrink_windows)
     # Pairs left over from the previous block (fewer than batch_size); they are
     # copied out so that no block outlives its turn (memory stays flat).
     rest_centres = rest_contexts = np.empty(0, dtype=np.int64)
-    chunks = _encoded_chunks(X, tokenizer, vocab.index, _CHUNK_TOKENS)
-    for centres, contexts in (
-        block for ids, docs in chunks for block in _chunk_pairs(ids, docs, keep_probs, window, rng)
-    ):
+    for block_centres, contexts, counts in blocks:
+        centres = np.repeat(block_centres, counts)
         start = 0
         if len(rest_centres):
             start = batch_size - len(rest_centres)
@@ -480,3 +636,63 @@ def pair_batches(
         del centres, contexts
     if len(rest_centres):
         yield rest_centres, rest_contexts
+
+
+def cbow_batches(
+    X: Iterable,
+    tokenizer: Callable[[str], Sequence[str]] | None,
+    vocab: Vocabulary,
+    *,
+    window: int,
+    sample: float,
+    batch_size: int,
+    rng: np.random.Generator,
+    shrink_windows: bool = True,
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Stream CBOW examples (a centre word and its context words) over one pass of ``X``.
+
+    The windows are those of :func:`pair_batches` (same subsampling, same window
+    draws from the same ``rng``: a centre word's contexts are the context words of
+    its skip-gram pairs); a centre word with no context word in its window makes
+    no example, as it trains nothing in gensim.
+
+    Parameters
+    ----------
+    X, tokenizer, vocab, window, sample, rng, shrink_windows
+        As for :func:`pair_batches`.
+    batch_size : int
+        Examples (centre words) per batch.
+
+    Yields
+    ------
+    ptr : ndarray of shape (n + 1,), dtype int64
+        Example ``i``'s context words are ``contexts[ptr[i]:ptr[i + 1]]``.
+    contexts : ndarray of shape (ptr[-1],), dtype int64
+    centres : ndarray of shape (n,), dtype int64
+        ``n`` is ``batch_size`` except in the last batch.
+    """
+    blocks = _windows(X, tokenizer, vocab, window, sample, batch_size, rng, shrink_windows)
+    pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    n_pending = 0
+
+    def split(final: bool):
+        centres = np.concatenate([p[0] for p in pending])
+        counts = np.concatenate([p[1] for p in pending])
+        contexts = np.concatenate([p[2] for p in pending])
+        ptr = np.zeros(len(counts) + 1, dtype=np.int64)
+        np.cumsum(counts, out=ptr[1:])
+        stop = len(centres) if final else len(centres) // batch_size * batch_size
+        for i in range(0, stop, batch_size):
+            j = min(i + batch_size, stop)
+            yield ptr[i : j + 1] - ptr[i], contexts[ptr[i] : ptr[j]], centres[i:j]
+        return centres[stop:].copy(), counts[stop:].copy(), contexts[ptr[stop] :].copy()
+
+    for centres, contexts, counts in blocks:
+        has = counts > 0
+        pending.append((centres[has], counts[has], contexts))
+        n_pending += int(has.sum())
+        if n_pending >= batch_size:
+            rest = yield from split(final=False)
+            pending, n_pending = [rest], len(rest[0])
+    if n_pending:
+        yield from split(final=True)

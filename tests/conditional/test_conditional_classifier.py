@@ -67,7 +67,7 @@ def fitted():
 
 
 def _brute_force_log_proba(est, X):
-    scorer = est.net_.module_.scorer
+    scorer = est.net_.module_
     with torch.no_grad():
         h = scorer.encoder(torch.as_tensor(X, dtype=torch.float32)).double().numpy()
     E = scorer.label_embedding.weight.detach().double().numpy()
@@ -143,7 +143,7 @@ def test_self_normalization_drives_log_z_towards_zero():
 
     def mean_abs_log_z(alpha):
         est = _loglinear(self_normalization=alpha, n_norm_samples=16, max_epochs=8).fit(X, y)
-        scorer = est.net_.module_.scorer
+        scorer = est.net_.module_
         with torch.no_grad():
             h, b = scorer.encode(torch.as_tensor(truth.support, dtype=torch.float32))
             log_z = torch.logsumexp(scorer.score_range(h, b), dim=1)
@@ -180,11 +180,12 @@ def test_many_classes_train_and_predict_without_dense_blocks():
 
 
 def test_lazy_adam_first_step_equals_adam_and_sparse_fit_works():
-    from sknce.nn import LabelScorer, LazyAdam
+    from sknce.nn import LabelScorer
+    from sknce.optim import LazyAdam
 
     torch.manual_seed(0)
-    dense = LabelScorer(4, 50, (), embedding_dim=3)
-    sparse = LabelScorer(4, 50, (), embedding_dim=3, sparse=True)
+    dense = LabelScorer(torch.nn.Identity(), 3, 50)
+    sparse = LabelScorer(torch.nn.Identity(), 3, 50, sparse=True)
     sparse.load_state_dict(dense.state_dict())
     h, labels = torch.randn(6, 3), torch.randint(50, (6, 5))
     for scorer, opt_class in [(dense, torch.optim.Adam), (sparse, LazyAdam)]:

@@ -108,9 +108,7 @@ def test_positives_are_other_members_of_the_anchor_class():
 def test_in_batch_negatives_exclude_the_anchor_and_its_positive():
     codes = np.repeat(np.arange(5), 4)
     sampler = sampler_for(codes, 6)
-    with torch.random.fork_rng():
-        torch.manual_seed(0)
-        batch, _ = sampler(np.arange(8))
+    batch, _ = sampler(np.arange(8), np.random.default_rng(0))
     index = batch["neg_index"].numpy()
     assert index.shape == (8, 6) and "x_neg" not in batch
     own = np.arange(8)[:, None]
@@ -123,10 +121,9 @@ def test_in_batch_negatives_exclude_the_anchor_and_its_positive():
 
 def test_marginal_negatives_when_the_batch_is_too_small():
     codes = np.repeat(np.arange(3), 5)
-    with torch.random.fork_rng():
-        torch.manual_seed(0)
-        small, _ = sampler_for(codes, 4)(np.arange(2))  # 2 anchors: only 2 other rows
-        forced, _ = sampler_for(codes, 2, negatives="marginal")(np.arange(10))
+    rng = np.random.default_rng(0)
+    small, _ = sampler_for(codes, 4)(np.arange(2), rng)  # 2 anchors: only 2 other rows
+    forced, _ = sampler_for(codes, 2, negatives="marginal")(np.arange(10), rng)
     for batch, k, n in ((small, 4, 2), (forced, 2, 10)):
         assert "neg_index" not in batch
         assert len(batch["x_neg"]) == k
@@ -136,13 +133,11 @@ def test_marginal_negatives_when_the_batch_is_too_small():
 def test_exclude_collisions_masks_negatives_of_the_anchor_class():
     codes = np.repeat(np.arange(2), 10)
     sampler = sampler_for(codes, 5, exclude=True)
-    with torch.random.fork_rng():
-        torch.manual_seed(0)
-        batch, _ = sampler(np.arange(20))
+    batch, targets = sampler(np.arange(20), np.random.default_rng(0))
     values = torch.cat([batch["x"], batch["x_pos"]])[:, 0].numpy().astype(int)
     neg_codes = codes[values[batch["neg_index"].numpy()]]
     expected = neg_codes != codes[values[:20]][:, None]
-    np.testing.assert_array_equal(batch["negative_mask"].numpy(), expected)
+    np.testing.assert_array_equal(targets["neg_mask"].numpy(), expected)
     assert not expected.all() and expected.any()
 
 
@@ -160,22 +155,27 @@ def test_singleton_classes_warn_and_no_pairs_raises():
         LatentClassNCEEmbedder(**FAST).fit(X, np.arange(6))
 
 
-def test_early_stopping_needs_validation_anchors():
+def test_early_stopping_holds_out_at_least_one_anchor_and_warns_when_none_trains():
     X = np.random.default_rng(0).normal(size=(6, 3))
     emb = LatentClassNCEEmbedder(early_stopping=True, validation_fraction=0.1, **FAST)
-    with pytest.raises(ValueError, match="validation_fraction"):
-        emb.fit(X, [0, 0, 0, 1, 1, 1])
+    emb.fit(X, [0, 0, 0, 1, 1, 1])
+    assert all("valid_loss" in row for row in emb.history_)
+    emb.set_params(validation_fraction=0.9)
+    with pytest.warns(UserWarning, match="early stopping is off for this fit"):
+        emb.fit(X[:4], [0, 0, 1, 1])
+    assert not any("valid_loss" in row for row in emb.history_)
 
 
-def test_loss_module_in_batch_and_drawn_negatives_agree_with_the_core_loss():
-    from sknce.losses import k_negative
-    from sknce.nn import LatentClassNCELoss, SphereEncoder
+def test_scorer_in_batch_and_drawn_negatives_agree_with_the_core_loss():
+    from sknce.losses import KNegativeLoss, k_negative
+    from sknce.nn import MLP, LatentClassScorer, SphereEncoder
 
     with torch.random.fork_rng():
         torch.manual_seed(0)
-        module = LatentClassNCELoss(SphereEncoder(5, (7,), 3), loss="logistic", beta=2.0)
+        module = LatentClassScorer(SphereEncoder(MLP(5, (7,), 3)))
         x, x_pos = torch.randn(4, 5, dtype=torch.float64), torch.randn(4, 5, dtype=torch.float64)
     module = module.double()
+    objective = KNegativeLoss(loss="logistic", beta=2.0)
     neg_index = torch.tensor([[1, 5, 7], [0, 6, 6], [3, 4, 1], [0, 1, 2]])
     rows = torch.cat([x, x_pos])
     # The same negatives, passed as k drawn blocks of B rows (block j = negative j).
@@ -183,8 +183,8 @@ def test_loss_module_in_batch_and_drawn_negatives_agree_with_the_core_loss():
     with torch.no_grad():
         z = module.encoder(rows)
         expected = float(k_negative(z[:4], z[4:], z[neg_index], loss="logistic", beta=2.0))
-        in_batch = float(module(x, x_pos, neg_index=neg_index))
-        drawn = float(module(x, x_pos, x_neg=x_neg))
+        in_batch = float(objective(module(x, x_pos, neg_index=neg_index)))
+        drawn = float(objective(module(x, x_pos, x_neg=x_neg)))
     np.testing.assert_allclose(torch.linalg.norm(z, dim=1), 1.0)
     assert in_batch == pytest.approx(expected, rel=1e-12)
     assert drawn == pytest.approx(expected, rel=1e-12)

@@ -1,22 +1,60 @@
-"""The README demo runs end to end (tiny settings) and prints its table."""
+"""The demo runs end to end (tiny settings), prints its steps, its table and what they mean."""
 
-from sknce.demo import main, run_demo
+import numpy as np
+import pytest
+
+import sknce.demo
+from sknce.demo import load_wiki_chunks, main, run_demo
+
+NAMES = [
+    "tf-idf",
+    "tf-idf + SVD-100",
+    "LDA-20",
+    "LDA-50",
+    "DirectNCE",
+    "LandmarkNCE (10 landmarks, (256,))",
+]
 
 
-def test_demo_prints_every_representation(capsys):
-    rows = run_demo(
-        n_documents=600, n_test=200, n_words=200, labels_per_class=(5,), max_epochs=2, n_repeats=1
-    )
-    names = [row["representation"] for row in rows]
-    assert names == ["BOW (tf-idf)", "BOW + SVD-100", "LDA", "DirectNCE", "LandmarkNCE"]
-    assert all(0.0 <= row["5/class"] <= 1.0 for row in rows)
+def test_the_wiki_corpus_is_chunks_of_articles():
+    pytest.importorskip("gensim")
+    texts, labels = load_wiki_chunks()
+    assert len(texts) == 4074 and len(np.unique(labels)) == 106
+    assert all(len(text.split()) == 40 for text in texts)
+    assert np.all(np.diff(labels) >= 0) and np.bincount(labels).min() == 30
+    few, few_labels = load_wiki_chunks(n_articles=3)
+    assert few == texts[: len(few)] and list(np.unique(few_labels)) == [0, 1, 2]
+
+
+def test_the_demo_prints_every_step_and_representation(capsys):
+    pytest.importorskip("gensim")
+    rows = run_demo(n_articles=4, labels_per_class=(3,), n_repeats=2, n_landmarks=10)
+    assert [row["representation"] for row in rows] == NAMES
+    for row in rows:
+        mean, half = row["3/class"]
+        assert 0.0 <= mean <= 1.0 and np.isfinite(half) and row["fit s"] >= 0
     out = capsys.readouterr().out
-    assert "[7/7]" in out and "LandmarkNCE" in out and "held-out" in out
+    assert "[1/9] load the corpus" in out and "[9/9] LogisticRegression()" in out
+    assert "chunks of 40 words from 4 stemmed Wikipedia articles" in out
+    assert "\r      epoch   1/" in out  # the live line of the NCE fits
+    assert "k/class: accuracy" in out and "Best at 3/class" in out
+
+
+def test_without_gensim_the_demo_says_so_and_runs_on_synthetic_documents(capsys, monkeypatch):
+    def missing(**kwargs):
+        raise ImportError("no module named 'gensim'")
+
+    monkeypatch.setattr(sknce.demo, "load_wiki_chunks", missing)
+    rows = run_demo(n_documents=300, labels_per_class=(3,), n_repeats=1, n_landmarks=10)
+    assert len(rows) == len(NAMES)
+    out = capsys.readouterr().out
+    assert "gensim is missing" in out and "SYNTHETIC topic corpus" in out
+    assert "synthetic topic corpus: 300 documents" in out and "top topic" in out
 
 
 def test_demo_cli_help(capsys):
-    try:
+    with pytest.raises(SystemExit) as exit_:
         main(["--help"])
-    except SystemExit as exc:
-        assert exc.code == 0
-    assert "--quick" in capsys.readouterr().out
+    assert exit_.value.code == 0
+    out = capsys.readouterr().out
+    assert "--quick" in out and "--corpus" in out

@@ -1,5 +1,10 @@
-"""LandmarkNCEEmbedder and DirectNCEEmbedder: planted topics, scoring, input handling."""
+"""LandmarkNCEEmbedder and DirectNCEEmbedder: planted topics, scoring, input handling.
 
+Tests of what the paper claims run the paper's setting explicitly (``PAPER``);
+the defaults' own behaviour is pinned in ``test_documents_defaults.py``.
+"""
+
+import copy
 import pickle
 
 import numpy as np
@@ -13,9 +18,21 @@ from sknce import DirectNCEEmbedder, LandmarkNCEEmbedder
 from sknce.datasets import make_topic_corpus
 from sknce.documents import project_simplex, recover_topic_posterior
 from sknce.documents._split import normalize_bags
-from sknce.nn import InputLinear, LazyAdam
+from sknce.nn import InputLinear
+from sknce.optim import LazyAdam
 
 FAST = dict(hidden_layer_sizes=(32,), batch_size=64, lr=3e-3, random_state=0)
+
+#: DirectNCE as Tosh et al. train it: two MLPs on term frequencies from a random start,
+#: raw f1(x) as the embedding (with FAST's smaller network).
+PAPER = dict(bag="tf", init="random", tied=False, output="raw")
+
+#: (estimator, extra parameters): LandmarkNCE, DirectNCE's defaults, DirectNCE's paper setting.
+VARIANTS = [
+    pytest.param(LandmarkNCEEmbedder, {"n_landmarks": 50}, id="landmark"),
+    pytest.param(DirectNCEEmbedder, {"n_components": 8}, id="direct"),
+    pytest.param(DirectNCEEmbedder, {"n_components": 8, **PAPER}, id="direct-paper"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -55,16 +72,14 @@ def probe_accuracy(emb, corpus) -> float:
     return clf.score(Z[1000:], corpus.target[1000:])
 
 
-@pytest.mark.parametrize("cls", [LandmarkNCEEmbedder, DirectNCEEmbedder])
-def test_linear_probe_on_few_labels_finds_the_topic(corpus, cls):
-    params = {"n_landmarks": 50} if cls is LandmarkNCEEmbedder else {"n_components": 8}
+@pytest.mark.parametrize("cls, params", VARIANTS)
+def test_linear_probe_on_few_labels_finds_the_topic(corpus, cls, params):
     emb = cls(max_epochs=15, early_stopping=False, **params, **FAST).fit(corpus.X[:1000])
     assert probe_accuracy(emb, corpus) > 0.75  # chance: 0.25
 
 
-@pytest.mark.parametrize("cls", [LandmarkNCEEmbedder, DirectNCEEmbedder])
-def test_sparse_embeddings_train_only_the_words_present_and_learn(corpus, cls):
-    params = {"n_landmarks": 50} if cls is LandmarkNCEEmbedder else {"n_components": 8}
+@pytest.mark.parametrize("cls, params", VARIANTS)
+def test_sparse_embeddings_train_only_the_words_present_and_learn(corpus, cls, params):
     X = corpus.X[:1000].tolil()
     X[:, 0] = 0  # a word no training document contains
     emb = cls(
@@ -75,6 +90,8 @@ def test_sparse_embeddings_train_only_the_words_present_and_learn(corpus, cls):
         **params,
         **FAST,
     ).fit(X.tocsr())
+    # Two word-weight layers: the pair network's two sides (landmark); f1's and f2's first
+    # layers (paper); the tied encoder's linear map and its residual branch (defaults).
     first = [m for m in emb.net_.module_.modules() if isinstance(m, InputLinear)]
     assert len(first) == 2 and all(m.sparse_grad for m in first)
     for layer in first:  # the last step's gradient: rows of the words present only
@@ -89,11 +106,18 @@ def test_sparse_embeddings_with_a_dense_optimizer_name_the_fix(corpus, cls):
         cls(sparse_embeddings=True, max_epochs=1).fit(corpus.X[:50])
 
 
-@pytest.mark.parametrize("cls", [LandmarkNCEEmbedder, DirectNCEEmbedder])
-def test_score_improves_with_training(corpus, cls):
+@pytest.mark.parametrize(
+    "cls, params",
+    [
+        pytest.param(LandmarkNCEEmbedder, {}, id="landmark"),
+        pytest.param(DirectNCEEmbedder, PAPER, id="direct-paper"),
+    ],
+)
+def test_score_improves_with_training(corpus, cls, params):
+    # From a random start (the spectral start is tested in test_documents_defaults.py).
     X = corpus.X[:600]
-    short = cls(max_epochs=1, early_stopping=False, **FAST).fit(X)
-    long = cls(max_epochs=12, early_stopping=False, **FAST).fit(X)
+    short = cls(max_epochs=1, early_stopping=False, **params, **FAST).fit(X)
+    long = cls(max_epochs=12, early_stopping=False, **params, **FAST).fit(X)
     assert long.score(X) > short.score(X) + 0.05
     assert long.score(X) > -np.log(2)  # better than a constant classifier
     assert long.score(X) == long.score(X)  # fixed pairs: deterministic
@@ -130,27 +154,30 @@ def test_fit_at_chance_keeps_training_and_warns(n_negatives):
     assert min(row["valid_loss"] for row in emb.history_) > 0.99 * chance
 
 
-def test_landmark_transform_matches_naive_pair_evaluation(word_landmarks, corpus):
+@pytest.mark.parametrize("output", ["exp", "log-odds", "standardized"])
+def test_landmark_transform_matches_naive_pair_evaluation(word_landmarks, corpus, output):
     X = corpus.X[:7]
-    fast = word_landmarks.transform(X)
-    scorer = word_landmarks.net_.module_.scorer
+    emb = copy.copy(word_landmarks).set_params(output=output)  # the fit, another output
+    fast = emb.transform(X)
+    scorer = emb.net_.module_
     x = torch.as_tensor(normalize_bags(X, "tf").toarray())
-    lm = torch.as_tensor(normalize_bags(word_landmarks.landmarks_, "tf").toarray())
+    lm = torch.as_tensor(normalize_bags(emb.landmarks_, "tf").toarray())
     with torch.no_grad():
-        naive = np.stack(
+        log_odds = np.stack(
             [
                 [
-                    float(
-                        torch.exp(
-                            scorer.combine(scorer.left(x[i : i + 1]), scorer.right(lm[j : j + 1]))
-                        )
-                    )
+                    float(scorer.combine(scorer.left(x[i : i + 1]), scorer.right(lm[j : j + 1])))
                     for j in range(lm.shape[0])
                 ]
                 for i in range(x.shape[0])
             ]
         )
-    np.testing.assert_allclose(fast, naive, rtol=1e-4)
+    expected = {
+        "exp": np.exp(log_odds),
+        "log-odds": log_odds,
+        "standardized": (log_odds - emb.output_mean_) / emb.output_scale_,
+    }[output]
+    np.testing.assert_allclose(fast, expected, rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("cls", [LandmarkNCEEmbedder, DirectNCEEmbedder])
@@ -199,10 +226,11 @@ def test_bad_counts_name_the_fix(corpus, cls):
 def test_landmark_options(corpus):
     X = corpus.X[:300]
     emb = LandmarkNCEEmbedder(
-        n_landmarks=12, max_epochs=1, clip=2.0, early_stopping=False, **FAST
+        n_landmarks=12, max_epochs=1, clip=2.0, output="exp", early_stopping=False, **FAST
     ).fit(X)
     assert emb.landmarks_.shape == (12, 40)
     assert emb.transform(X).max() <= 2.0 + 1e-6
+    assert emb.set_params(output="log-odds").transform(X).max() <= np.log(2.0) + 1e-6
     names = emb.get_feature_names_out()
     assert names[0] == "landmarknceembedder0" and len(names) == 12
     explicit = X[:5].toarray()

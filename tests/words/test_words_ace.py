@@ -15,6 +15,7 @@ from sklearn.utils.estimator_checks import (
     check_parameters_default_constructible,
     check_set_params,
 )
+from skorch.callbacks import Callback
 
 from sknce import ACEWord2Vec
 from sknce.words import WordVectors
@@ -225,8 +226,11 @@ def test_early_stopping_monitors_held_out_documents():
     losses = [row["valid_loss"] for row in model.history_]
     assert all(np.isfinite(losses))
     assert model.n_iter_ < 30  # the planted structure is learnt well before 30 epochs
-    with pytest.raises(ValueError, match="validation"):
-        ACEWord2Vec(early_stopping=True, validation_fraction=0.01, **FAST).fit(docs[:3])
+    # At least one document is held out; a corpus of one leaves none to train on.
+    small = ACEWord2Vec(early_stopping=True, validation_fraction=0.01, **FAST).fit(docs[:3])
+    assert all("valid_loss" in row for row in small.history_)
+    with pytest.warns(UserWarning, match="early stopping is off for this fit"):
+        ACEWord2Vec(early_stopping=True, **FAST).fit(docs[:1])
 
 
 @pytest.mark.parametrize(
@@ -278,19 +282,27 @@ def test_generator_learns_the_hard_negatives_of_a_planted_corpus():
 
     The own group holds a third of the noise's mass. With false-negative masking,
     those words (true contexts within the batch) earn the generator nothing, and
-    its mass moves to the other groups' words instead.
+    its mass moves to the other groups' words instead. The generator collapses onto
+    a few words in each fit, so the masses are averaged over four seeds.
     """
     docs, _ = _planted()
     # The former defaults (no warm-up, λ = 0.5): after the default warm-up (3 of 15
     # epochs) the generator has not left the noise's proposal by the end on this
     # corpus (own-group mass 1/3 with and without masking).
-    params = dict(
-        max_epochs=15, generator_lr=0.01, adversarial_warmup=0.0, noise_mixture=0.5, **FAST
-    )
-    unmasked = ACEWord2Vec(mask_false_negatives=False, **params).fit(docs)
-    masked = ACEWord2Vec(mask_false_negatives=True, **params).fit(docs)
-    assert _own_group_mass(unmasked) > 0.8
-    assert _own_group_mass(masked) < 0.25
+    params = dict(max_epochs=15, generator_lr=0.01, adversarial_warmup=0.0, noise_mixture=0.5)
+    params.update({key: value for key, value in FAST.items() if key != "random_state"})
+    mass = {}
+    for masked in (False, True):
+        mass[masked] = np.mean(
+            [
+                _own_group_mass(
+                    ACEWord2Vec(mask_false_negatives=masked, random_state=seed, **params).fit(docs)
+                )
+                for seed in range(4)
+            ]
+        )
+    assert mass[False] > 0.55
+    assert mass[True] < 0.2
 
 
 def test_warmup_epochs_train_exactly_as_nce():
@@ -331,3 +343,53 @@ def test_generator_on_discriminator_vectors_gives_a_rare_word_its_hard_negatives
         probs = torch.softmax(generator.logits(ids, torch.arange(len(model.vocabulary_))), 1)
     own_group = [model.vocabulary_[w] for w in GROUPS[0]]
     assert probs[:, own_group].sum(dim=1).min() > 0.8  # noise share: 1/3
+
+
+class _BatchLog(Callback):
+    """Order of the batch events, the learning rate of each batch and its loss."""
+
+    def initialize(self):
+        self.events_, self.lrs_, self.losses_ = [], [], []
+        return self
+
+    def on_batch_begin(self, net, batch=None, training=False, **kwargs):
+        if training:
+            self.events_.append(("begin", id(batch)))
+            self.lrs_.append(net.optimizer_.param_groups[0]["lr"])
+
+    def on_batch_end(self, net, batch=None, training=False, loss=None, **kwargs):
+        if training:
+            self.events_.append(("end", id(batch)))
+            self.losses_.append(float(loss))
+
+
+@pytest.mark.parametrize("adversarial", [False, True])
+def test_pipelined_threads_keep_each_batch_its_rate_loss_and_history_row(adversarial):
+    """With two kernel threads batch b + 1 begins before b ends; nothing else changes."""
+    docs, _ = _planted(n_docs=200)
+    logs = {}
+    for n_jobs in (1, 2):
+        log = _BatchLog()
+        model = ACEWord2Vec(
+            max_epochs=3,
+            batch_size=500,
+            adversarial=adversarial,
+            adversarial_warmup=0.0,
+            callbacks=[log],
+            **{**FAST, "n_jobs": n_jobs},
+        ).fit(docs)
+        logs[n_jobs] = log
+        rows = [
+            b for row in model.history_ for b in model.net_.history[row["epoch"] - 1]["batches"]
+        ]
+        assert len(rows) == len(log.losses_) > 6
+        np.testing.assert_allclose([b["train_loss"] for b in rows], log.losses_, rtol=1e-6)
+        assert all(np.isfinite(log.losses_))
+    begins = [i for i, (kind, _) in enumerate(logs[2].events_) if kind == "begin"]
+    ends = [i for i, (kind, _) in enumerate(logs[2].events_) if kind == "end"]
+    assert [logs[2].events_[i][1] for i in begins] == [logs[2].events_[i][1] for i in ends]
+    assert all(b < e for b, e in zip(begins, ends))
+    assert any(begins[k + 1] < ends[k] for k in range(len(ends) - 1))  # overlapped
+    assert logs[2].lrs_ == pytest.approx(logs[1].lrs_)  # the same schedule, batch by batch
+    # Hogwild changes the numbers a little, not the training
+    assert np.mean(logs[2].losses_[-5:]) == pytest.approx(np.mean(logs[1].losses_[-5:]), rel=0.1)

@@ -9,7 +9,11 @@ from sklearn.feature_extraction.text import CountVectorizer
 
 from sknce.words import _corpus
 from sknce.words._corpus import (
+    RULE_DEFAULT,
+    RULE_DISCARD,
+    RULE_KEEP,
     Vocabulary,
+    cbow_batches,
     check_restartable,
     default_tokenizer,
     iter_documents,
@@ -177,6 +181,80 @@ def test_vocabulary_and_keep_probs_equal_gensim():
             gensim_keep = model.wv.expandos["sample_int"] / (2**32 - 1)
             np.testing.assert_allclose(vocab.keep_probs(sample), gensim_keep, atol=1e-9)
             assert vocab.keep_probs(sample).min() < 1  # the formula was exercised
+
+
+def _zipf_corpus(seed=0, n_docs=200, n_words=300):
+    rng = np.random.default_rng(seed)
+    words = [f"w{i}" for i in range(n_words)]
+    zipf = 1.0 / np.arange(1, n_words + 1)
+    return [
+        [words[i] for i in rng.choice(n_words, size=rng.integers(1, 60), p=zipf / zipf.sum())]
+        for _ in range(n_docs)
+    ]
+
+
+def _trim(word, count, min_count):
+    """Keep every w1x word, drop every w2x word, the count test for the others."""
+    if word.startswith("w1") and len(word) == 3:
+        return RULE_KEEP
+    if word.startswith("w2") and len(word) == 3:
+        return RULE_DISCARD
+    return RULE_DEFAULT
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        dict(max_final_vocab=40),
+        dict(max_final_vocab=1000),
+        dict(trim_rule=_trim),
+        dict(trim_rule=_trim, max_vocab_size=60),
+        dict(trim_rule=_trim, max_final_vocab=30),
+    ],
+    ids=["max_final_vocab", "max_final_vocab_above", "trim_rule", "trim_and_prune", "both"],
+)
+def test_max_final_vocab_and_trim_rule_equal_gensim(options):
+    gensim_word2vec = pytest.importorskip("gensim.models.word2vec")
+    corpus = _zipf_corpus()
+    model = gensim_word2vec.Word2Vec(min_count=3, **{k: v for k, v in options.items()})
+    model.build_vocab(corpus, trim_rule=options.get("trim_rule"))
+    vocab = Vocabulary.build(corpus, min_count=3, **options)
+    assert vocab.words == model.wv.index_to_key
+    np.testing.assert_array_equal(vocab.counts, model.wv.expandos["count"])
+
+
+def test_trim_rule_constants_are_gensims_and_bad_rules_are_named():
+    gensim_utils = pytest.importorskip("gensim.utils")
+    assert (RULE_DEFAULT, RULE_DISCARD, RULE_KEEP) == (
+        gensim_utils.RULE_DEFAULT,
+        gensim_utils.RULE_DISCARD,
+        gensim_utils.RULE_KEEP,
+    )
+    with pytest.raises(ValueError, match="trim_rule returned 'yes'"):
+        Vocabulary.build([["a", "b"]], min_count=1, trim_rule=lambda w, c, m: "yes")
+
+
+def test_updated_vocabulary_equals_gensims_build_vocab_update():
+    gensim_word2vec = pytest.importorskip("gensim.models.word2vec")
+    first, second = _zipf_corpus(0, 100, 150), _zipf_corpus(1, 100, 300)
+    model = gensim_word2vec.Word2Vec(min_count=3)
+    model.build_vocab(first)
+    model.build_vocab(second, update=True)
+    vocab = Vocabulary.build(first, min_count=3).updated(second, min_count=3)
+    assert vocab.words == model.wv.index_to_key
+    np.testing.assert_array_equal(vocab.counts, model.wv.expandos["count"])
+    assert vocab.n_documents == 100
+
+
+def test_unhashable_token_deep_in_a_document_is_a_type_error_naming_it():
+    corpus = [["a", "b", "c"]] * 5 + [["a", "b", ["nested"], "c"]]
+    with pytest.raises(TypeError, match=r"document 5 of X has a list token at position 2"):
+        Vocabulary.build(corpus, min_count=1)
+    vocab = Vocabulary.build(corpus[:5], min_count=1)
+    with pytest.raises(TypeError, match=r"document 5 of X has a list token"):
+        list(pair_batches(corpus, None, vocab, window=2, sample=0, batch_size=4, rng=None))
+    with pytest.raises(TypeError, match="contains a int token"):
+        Vocabulary.build([["a", "b"], ["a", 3, "b"]], min_count=1)
 
 
 # --- skip-gram pairs ------------------------------------------------------------------
@@ -365,3 +443,40 @@ def test_streaming_counts_with_an_iterable_class_restart_every_pass():
         for rng in (np.random.default_rng(0), np.random.default_rng(0))
     )
     assert first == second > 0
+
+
+def test_without_shrink_windows_every_window_is_full():
+    corpus = [[f"t{i}" for i in range(30)]]
+    vocab = Vocabulary.build(corpus, min_count=1)
+    position = np.array([int(w[1:]) for w in vocab.words])
+    centres, contexts = _all_pairs(
+        corpus,
+        vocab,
+        window=3,
+        sample=0,
+        batch_size=50,
+        rng=np.random.default_rng(0),
+        shrink_windows=False,
+    )
+    expected = [(c, x) for c in range(30) for x in range(c - 3, c + 4) if x != c and 0 <= x < 30]
+    assert list(zip(position[centres].tolist(), position[contexts].tolist())) == expected
+
+
+@pytest.mark.parametrize("batch_size", [1, 7, 1000])
+def test_cbow_examples_are_the_skip_gram_windows_grouped_by_centre(batch_size):
+    corpus = LazyCorpus(20, 30, n_words=40)
+    vocab = Vocabulary.build(corpus, min_count=1)
+    options = dict(window=3, sample=0.01, rng=np.random.default_rng(4))
+    centres, contexts = _all_pairs(corpus, vocab, batch_size=64, **options)
+    options["rng"] = np.random.default_rng(4)  # the same windows and subsampling
+    batches = list(cbow_batches(corpus, None, vocab, batch_size=batch_size, **options))
+    assert all(len(c) == batch_size for _, _, c in batches[:-1])
+    assert 0 < len(batches[-1][2]) <= batch_size
+    pairs = [
+        (centre, word)
+        for ptr, words, batch_centres in batches
+        for i, centre in enumerate(batch_centres)
+        for word in words[ptr[i] : ptr[i + 1]]
+    ]
+    assert pairs == list(zip(centres.tolist(), contexts.tolist()))
+    assert all(np.all(np.diff(ptr) > 0) for ptr, _, _ in batches)  # no empty bag

@@ -1,12 +1,21 @@
-"""The compiled skip-gram kernel against autograd of the core losses."""
+"""The compiled kernels against autograd of the core losses, and the compiled noise draws."""
 
 import numpy as np
 import pytest
 import torch
 
 from sknce.losses import binary_nce, negative_sampling
-from sknce.noise import remove_accidental_hits
-from sknce.words._kernels import pair_scores, sgd_pairs
+from sknce.nn import bag_mean
+from sknce.noise import _alias_tables, remove_accidental_hits
+from sknce.words._kernels import (
+    _log_sigmoid,
+    _sigmoid,
+    pair_scores,
+    sample_alias,
+    sample_uniform,
+    sgd_cbow,
+    sgd_pairs,
+)
 
 N_WORDS, DIM, K = 40, 6, 3
 
@@ -15,7 +24,8 @@ def _batch(seed):
     """Pairs whose centres are distinct and whose targets never repeat across pairs.
 
     Then the kernel's sequential per-pair updates touch disjoint rows, so their sum
-    equals one gradient step on the summed loss exactly.
+    equals one gradient step on the summed loss exactly (within a pair the kernel
+    scores every target before moving any row, so a repeated negative is exact too).
     """
     rng = np.random.default_rng(seed)
     w_in = rng.normal(scale=0.5, size=(N_WORDS, DIM)).astype(np.float32)
@@ -25,6 +35,7 @@ def _batch(seed):
     contexts = targets[:, 0].copy()
     negatives = targets[:, 1:].copy()
     negatives[1, 2] = contexts[1]  # an accidental hit: the kernel must skip it
+    negatives[2, 1] = negatives[2, 0]  # a repeated negative: its gradient counts twice
     return w_in, w_out, centres, contexts, negatives
 
 
@@ -123,3 +134,89 @@ def test_pair_scores_are_dot_products():
         (w_in[centres] * w_out[contexts]).sum(1),
         rtol=1e-5,
     )
+
+
+def _cbow_autograd(w_in, w_out, ptr, bag_words, centres, negatives, objective, log_kpn):
+    """Loss and gradients of the CBOW objective with word2vec's bag gradient (bag_mean)."""
+    u = torch.nn.Embedding.from_pretrained(torch.tensor(w_in, dtype=torch.float64), freeze=False)
+    v = torch.tensor(w_out, dtype=torch.float64, requires_grad=True)
+    x, n = torch.from_numpy(centres), torch.from_numpy(negatives)
+    h = bag_mean(u, torch.from_numpy(bag_words), torch.from_numpy(ptr[:-1]))
+    pos = (h * v[x]).sum(-1)
+    neg = remove_accidental_hits(torch.einsum("bd,bkd->bk", h, v[n]), x, n)
+    if objective == "nce":
+        log_pn = torch.as_tensor(log_kpn, dtype=torch.float64) - np.log(K)
+        loss = binary_nce(pos, neg, log_pn[x], log_pn[n], reduction="sum")
+    else:
+        loss = negative_sampling(pos, neg, reduction="sum")
+    loss.backward()
+    return float(loss.detach()), u.weight.grad.numpy(), v.grad.numpy()
+
+
+@pytest.mark.parametrize("objective", ["negative_sampling", "nce"])
+def test_cbow_kernel_step_is_minus_lr_times_the_gradient_of_bag_mean(objective):
+    """Each context word moves by the whole gradient of the mean (word2vec's CBOW)."""
+    rng = np.random.default_rng(7)
+    w_in = rng.normal(scale=0.5, size=(N_WORDS, DIM)).astype(np.float32)
+    w_out = rng.normal(scale=0.5, size=(N_WORDS, DIM)).astype(np.float32)
+    # disjoint bags (1, 2 and 3 context words) and disjoint targets across examples
+    words = rng.permutation(N_WORDS)
+    ptr = np.array([0, 1, 3, 6], dtype=np.int64)
+    bag_words = words[:6].astype(np.int64)
+    targets = words[6 : 6 + 3 * (K + 1)].reshape(3, K + 1).astype(np.int64)
+    centres, negatives = targets[:, 0].copy(), targets[:, 1:].copy()
+    negatives[0, 1] = centres[0]  # an accidental hit
+    log_kpn = np.zeros(N_WORDS, dtype=np.float32)
+    if objective == "nce":
+        log_kpn = np.log(K * rng.dirichlet(np.ones(N_WORDS))).astype(np.float32)
+    loss, grad_in, grad_out = _cbow_autograd(
+        w_in, w_out, ptr, bag_words, centres, negatives, objective, log_kpn
+    )
+    lr = 0.01
+    new_in, new_out = w_in.copy(), w_out.copy()
+    empty = np.ones((0, K), dtype=np.float32)
+    kernel_loss = sgd_cbow(
+        new_in, new_out, ptr, bag_words, centres, negatives, empty, log_kpn, lr, lr
+    )
+    assert kernel_loss == pytest.approx(loss, rel=1e-5)
+    np.testing.assert_allclose(new_in - w_in, -lr * grad_in, atol=1e-6)
+    np.testing.assert_allclose(new_out - w_out, -lr * grad_out, atol=1e-6)
+    assert np.abs(new_in - w_in)[bag_words[3:]].min(axis=1).max() > 0  # a 3-word bag moved
+
+
+def test_cbow_with_one_word_bags_is_skip_gram():
+    w_in, w_out, centres, contexts, negatives = _batch(8)
+    ones = np.ones((0, K), dtype=np.float32)
+    zeros = np.zeros(N_WORDS, dtype=np.float32)
+    sg_in, sg_out = w_in.copy(), w_out.copy()
+    sg_loss = sgd_pairs(sg_in, sg_out, centres, contexts, negatives, ones, zeros, 0.1, 0.05)
+    ptr = np.arange(len(centres) + 1, dtype=np.int64)
+    cb_in, cb_out = w_in.copy(), w_out.copy()
+    cb_loss = sgd_cbow(cb_in, cb_out, ptr, centres, contexts, negatives, ones, zeros, 0.1, 0.05)
+    assert cb_loss == pytest.approx(sg_loss, rel=1e-6)
+    np.testing.assert_allclose(cb_in, sg_in, atol=1e-7)
+    np.testing.assert_allclose(cb_out, sg_out, atol=1e-7)
+
+
+def test_sigmoid_tables_are_exact_to_two_millionths():
+    grid = np.linspace(-40, 40, 20001)
+    exact = 1 / (1 + np.exp(-grid))
+    ours = np.array([_sigmoid(a) for a in grid])
+    np.testing.assert_allclose(ours, exact, atol=1e-6)
+    exact_log = -np.logaddexp(0, -grid)
+    ours_log = np.array([_log_sigmoid(a) for a in grid])
+    np.testing.assert_allclose(ours_log, exact_log, atol=2e-6)
+
+
+def test_alias_draws_follow_the_noise_and_repeat_with_the_seed():
+    probs = np.random.default_rng(0).dirichlet(np.ones(7) * 0.5)
+    accept, alias = _alias_tables(probs)
+    draws = sample_alias(accept, alias, 50000, 4, 123)
+    assert draws.shape == (50000, 4) and draws.dtype == np.int64
+    freq = np.bincount(draws.ravel(), minlength=7) / draws.size
+    np.testing.assert_allclose(freq, probs, atol=0.004)
+    np.testing.assert_array_equal(sample_alias(accept, alias, 50000, 4, 123), draws)
+    assert not np.array_equal(sample_alias(accept, alias, 50000, 4, 124), draws)
+    uniforms = sample_uniform(100000, 5)
+    assert uniforms.min() >= 0 and uniforms.max() < 1
+    assert abs(uniforms.mean() - 0.5) < 0.005 and abs(uniforms.var() - 1 / 12) < 0.002

@@ -6,7 +6,13 @@ import torch
 
 from sknce.nn import SharedCentreGenerator, SkipGram
 from sknce.noise import UniformNoise, UnigramNoise
-from sknce.words._generator import normalize_rewards, propose_negatives, reinforce_loss
+from sknce.words._generator import (
+    CompiledGenerator,
+    complete_proposal,
+    normalize_rewards,
+    reinforce_loss,
+)
+from sknce.words._sampler import draw_adversarial
 
 V = 5
 
@@ -20,17 +26,25 @@ def _generator(seed=0, scale=1.0):
     return gen
 
 
-def _propose(gen, noise, centres, contexts, *, k=5, **options):
-    settings = dict(
-        n_negatives=k,
-        noise_mixture=0.0,
-        n_candidates=4000,
-        mask_false_negatives=False,
-        importance_weighting=False,
-        rng=torch.Generator().manual_seed(0),
-    )
+def _propose(
+    gen,
+    noise,
+    centres,
+    contexts,
+    *,
+    k=5,
+    noise_mixture=0.0,
+    n_candidates=4000,
+    rng=None,
+    **options,
+):
+    """The sampler's draws for a batch, completed from the generator."""
+    rng = np.random.default_rng(0) if rng is None else rng
+    negatives = torch.from_numpy(rng.integers(noise.n_categories, size=(centres.shape[0], k)))
+    draws = draw_adversarial(noise, centres.shape[0], k, noise_mixture, n_candidates, rng)
+    settings = dict(mask_false_negatives=False, importance_weighting=False)
     settings.update(options)
-    return propose_negatives(gen, noise, centres, contexts, **settings)
+    return complete_proposal(gen, noise, centres, contexts, negatives, draws, **settings)
 
 
 def test_normalize_rewards_is_a_tempered_sigmoid_of_the_standardised_rewards():
@@ -77,7 +91,7 @@ def _train_against_fixed_discriminator(entropy_weight, steps=150, baseline=False
     noise = UniformNoise(V)
     if d_scores is None:
         d_scores = torch.tensor([-3.0, -3.0, -3.0, -3.0, 3.0])
-    rng = torch.Generator().manual_seed(3)
+    rng = np.random.default_rng(3)
     centres = torch.zeros(200, dtype=torch.long)
     for _ in range(steps):
         proposal = _propose(gen, noise, centres, centres + 1, n_candidates=64, rng=rng)
@@ -195,3 +209,95 @@ def test_shared_centre_generator_reads_the_discriminator_and_cannot_change_it():
     np.testing.assert_array_equal(disc.input_embeddings.weight.detach(), before)
     expected = before[:2] @ gen.output_embeddings.weight.detach().T
     np.testing.assert_allclose(gen.logits(torch.arange(2), torch.arange(V)).detach(), expected)
+
+
+def _cbow_batch(rng, n_examples, n_words):
+    """Bags of 1-4 context words, their CSR pointer and the bags' centre words."""
+    sizes = rng.integers(1, 5, size=n_examples)
+    ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    return ptr, rng.integers(n_words, size=ptr[-1]), rng.integers(n_words, size=n_examples)
+
+
+@pytest.mark.parametrize("architecture", ["skipgram", "cbow"])
+@pytest.mark.parametrize("centre", ["own", "discriminator"])
+@pytest.mark.parametrize(
+    "options",
+    [
+        dict(mask_false_negatives=False, importance_weighting=False, entropy_weight=0.0),
+        dict(mask_false_negatives=True, importance_weighting=True, entropy_weight=0.3),
+    ],
+    ids=["plain", "masked_weighted_entropy"],
+)
+def test_compiled_generator_equals_the_torch_step(architecture, centre, options):
+    """Same draws, weights, rewards and SGD update as complete_proposal + REINFORCE + SGD."""
+    n_words, dim, batch, k, lr = 30, 6, 300, 5, 0.1
+    options = dict(options)
+    entropy_weight = options.pop("entropy_weight")
+    rng = np.random.default_rng(0)
+    noise = UnigramNoise(rng.integers(1, 50, size=n_words))
+    torch.manual_seed(0)
+    discriminator = SkipGram(n_words, dim)
+    with torch.no_grad():
+        discriminator.input_embeddings.weight.normal_(0, 0.5)
+        discriminator.output_embeddings.weight.normal_(0, 0.5)
+
+    def generator():
+        torch.manual_seed(1)
+        if centre == "own":
+            gen = SkipGram(n_words, dim, sparse=True)
+            with torch.no_grad():
+                gen.input_embeddings.weight.normal_(0, 0.5)
+        else:
+            gen = SharedCentreGenerator(discriminator.input_embeddings, n_words, dim)
+        with torch.no_grad():
+            gen.output_embeddings.weight.normal_(0, 0.5)
+        return gen
+
+    if architecture == "cbow":
+        ptr, words, positives = _cbow_batch(rng, batch, n_words)
+        offsets = torch.from_numpy(ptr[:-1])
+    else:
+        ptr, offsets = None, None
+        words, positives = rng.integers(n_words, size=batch), rng.integers(n_words, size=batch)
+    negatives = rng.integers(n_words, size=(batch, k))
+    draws = draw_adversarial(noise, batch, k, 0.5, 20, np.random.default_rng(1))
+    options["max_importance_weight"] = 3.0
+
+    reference = generator()
+    words_t, positives_t = torch.from_numpy(words), torch.from_numpy(positives)
+    proposal = complete_proposal(
+        reference,
+        noise,
+        words_t,
+        positives_t,
+        torch.from_numpy(negatives),
+        draws,
+        offsets=offsets,
+        **options,
+    )
+    rows, slots = proposal.from_generator.nonzero(as_tuple=True)
+    sampled = proposal.negatives[rows, slots]
+    with torch.no_grad():
+        h = discriminator.encode(words_t, offsets)[rows]
+        scores = (h * discriminator.output_embeddings(sampled)).sum(-1)
+    rewards = normalize_rewards(torch.sigmoid(scores), 0.5)
+    optimizer = torch.optim.SGD(reference.parameters(), lr=lr)
+    reinforce_loss(proposal.log_q, rewards, proposal.entropy, entropy_weight).backward()
+    optimizer.step()
+
+    compiled_module = generator()
+    compiled = CompiledGenerator(compiled_module, noise, n_words)
+    state = compiled.propose(words, positives, negatives, draws, ptr=ptr, **options)
+    np.testing.assert_array_equal(state["negatives"], proposal.negatives.numpy())
+    weights = 1.0 if state["weights"] is None else state["weights"]  # None: all 1
+    np.testing.assert_allclose(weights, proposal.weights.numpy(), rtol=1e-5)
+    w_in = discriminator.input_embeddings.weight.detach().numpy()
+    w_out = discriminator.output_embeddings.weight.detach().numpy()
+    log_kpn = np.zeros(n_words, dtype=np.float32)
+    compiled_rewards = compiled.rewards(state, w_in, w_out, words, ptr, log_kpn, 0.5, False)
+    np.testing.assert_allclose(compiled_rewards, rewards.numpy(), atol=1e-6)
+    compiled.update(state, compiled_rewards, lr, entropy_weight)
+    before = generator().output_embeddings.weight.detach()
+    assert (reference.output_embeddings.weight.detach() - before).abs().max() > 1e-2
+    for ours, theirs in zip(compiled_module.parameters(), reference.parameters(), strict=True):
+        np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), atol=2e-6)

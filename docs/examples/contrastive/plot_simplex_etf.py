@@ -17,18 +17,29 @@ import numpy as np
 import torch
 
 from sknce import LatentClassNCEEmbedder
-from sknce.contrastive import nce_optimal_gram, simplex_etf_report, supervised_loss
+from sknce.contrastive import (
+    nce_optimal_gram,
+    simplex_etf_report,
+    supervised_loss,
+)
 from sknce.datasets import make_latent_classes
 
 torch.set_num_threads(1)
-priors = {"uniform": np.full(4, 0.25), "skewed": np.array([0.55, 0.25, 0.15, 0.05])}
+priors = {
+    "uniform": np.full(4, 0.25),
+    "skewed": np.array([0.55, 0.25, 0.15, 0.05]),
+}
 fig, axes = plt.subplots(1, 2, figsize=(8.5, 3.6))
 for ax, (name, prior) in zip(axes, priors.items()):
-    gram, U = nce_optimal_gram(prior, 8, n_steps=300, batch_size=1000, random_state=0)
+    gram, U = nce_optimal_gram(
+        prior, 8, n_steps=300, batch_size=1000, random_state=0
+    )
     image = ax.imshow(gram, vmin=-1, vmax=1, cmap="RdBu_r")
     for (i, j), value in np.ndenumerate(gram):
         ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=8)
-    ax.set_title(f"{name} prior, L_sup = {supervised_loss(U, prior):.3f}", fontsize=10)
+    ax.set_title(
+        f"{name} prior, L_sup = {supervised_loss(U, prior):.3f}", fontsize=10
+    )
     ax.set_xticks(range(4))
     ax.set_yticks(range(4))
 fig.colorbar(image, ax=axes, shrink=0.8)
@@ -40,10 +51,18 @@ plt.show()
 # positive cosine: they rarely appear as negatives, so separating them pays little.
 #
 # A learned representation: planted Gaussian classes, logistic loss, k = 8.
-data = make_latent_classes(800, n_classes=4, n_features=10, separation=3.0, random_state=0)
+data = make_latent_classes(
+    800, n_classes=4, n_features=10, separation=3.0, random_state=0
+)
 emb = LatentClassNCEEmbedder(
-    n_components=8, n_negatives=8, hidden_layer_sizes=(32,), max_epochs=15, random_state=0
+    n_components=8,
+    n_negatives=8,
+    hidden_layer_sizes=(32,),
+    max_epochs=15,
+    random_state=0,
 )
 report = simplex_etf_report(emb.fit_transform(data.X, data.y), data.y)
-print(f"mean cosine of class means {report.mean_cosine:.3f} (ETF: {report.etf_cosine:.3f})")
+print(
+    f"mean cosine of class means {report.mean_cosine:.3f} (ETF: {report.etf_cosine:.3f})"
+)
 print(f"mean Intra-Var {report.mean_intra_var:.3f}")

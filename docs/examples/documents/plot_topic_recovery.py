@@ -22,7 +22,13 @@ from sknce.documents import recover_topic_posterior
 
 torch.set_num_threads(1)
 corpus = make_topic_corpus(
-    4000, n_topics=5, n_words=200, topics="block", beta=0.1, mean_length=40, random_state=0
+    4000,
+    n_topics=5,
+    n_words=200,
+    topics="block",
+    beta=0.1,
+    mean_length=40,
+    random_state=0,
 )
 train, test = slice(0, 3000), slice(3000, 4000)
 posterior = corpus.posterior_mean[test]
@@ -39,11 +45,15 @@ emb = LandmarkNCEEmbedder(
     lr=3e-3,
     random_state=0,
 ).fit(corpus.X[train])
-eta = recover_topic_posterior(emb, corpus.X[test], corpus.topics, corpus.word_probs)
+eta = recover_topic_posterior(
+    emb, corpus.X[test], corpus.topics, corpus.word_probs
+)
 
 # %%
 # LDA on the same documents, its topics matched to the true ones (Hungarian algorithm).
-lda = LatentDirichletAllocation(5, learning_method="batch", random_state=0).fit(corpus.X[train])
+lda = LatentDirichletAllocation(
+    5, learning_method="batch", random_state=0
+).fit(corpus.X[train])
 learned = lda.components_ / lda.components_.sum(axis=1, keepdims=True)
 _, perm = linear_sum_assignment(-(corpus.topics @ learned.T))
 theta = lda.transform(corpus.X[test])[:, perm]
@@ -51,7 +61,9 @@ theta = lda.transform(corpus.X[test])[:, perm]
 for name, est in [("LandmarkNCE", eta), ("LDA", theta)]:
     l2 = np.linalg.norm(est - posterior, axis=1).mean()
     top = (est.argmax(1) == posterior.argmax(1)).mean()
-    print(f"{name:12s} mean l2 to E[w|x]: {l2:.3f}   top-topic agreement: {top:.3f}")
+    print(
+        f"{name:12s} mean l2 to E[w|x]: {l2:.3f}   top-topic agreement: {top:.3f}"
+    )
 
 # %%
 # Each point is one (document, topic) entry: recovered against exact posterior mean.

@@ -1,0 +1,241 @@
+"""Document representations on real text, each at its defaults, in the pipeline a user writes.
+
+Tasks come from corpora shipped inside installed packages (``_real_data.py``: Wikipedia
+chunks -> article, stemmed Wikipedia chunks -> article, newsgroups -> group, movie-review
+sentences -> polarity). For every task and method:
+
+1. the representation is fitted once, without labels, on all the task's documents
+   (transductive, as in Tosh et al.'s semi-supervised protocol, Section 7.2), through
+   ``make_pipeline(CountVectorizer(), representation)``; the fit is timed;
+2. for each of ``--draws`` draws of ``m`` labelled documents per class (``--budgets``),
+   ``LogisticRegression()`` is trained on their features and scored on all the other
+   documents of the task;
+3. the table shows the mean accuracy and a 95% Student-t interval over the draws.
+
+Every estimator runs at its defaults (``random_state=0`` where it has one; ``n_jobs=1``
+for ``ACEWord2Vec``, whose default uses every core): no per-method tuning, no stop
+words, no feature scaling that a user would have to add.
+
+``--part groups`` measures latent-class embedders on grouped sentences (``lee_sentences``:
+sentences of news articles, group = article; the latent classes of Awasthi et al. are the
+articles). Each draw puts half of every article's sentences (rounded up) in a training
+set; ``LatentClassNCEEmbedder()`` is fitted on the training sentences with their articles,
+the unsupervised representations once on all sentences without groups. Scores on the
+other sentences: the rate at which a sentence's nearest training sentence (cosine) is from
+its own article, and the accuracy of ``LogisticRegression()`` trained on the training
+sentences' features to predict the article.
+
+Run::
+
+    flock /tmp/sknce-bench.lock nice -n 10 .venv/bin/python benchmarks/bench_real_documents.py
+    flock /tmp/sknce-bench.lock nice -n 10 .venv/bin/python benchmarks/bench_real_documents.py \
+        --part groups
+"""
+
+from __future__ import annotations
+
+import argparse
+import warnings
+from collections.abc import Callable
+
+import numpy as np
+import torch
+from _common import Timer, report
+from _real_data import DOCUMENT_TASKS, GROUP_TASKS, Task, load_task
+from scipy import stats
+from sklearn.decomposition import LatentDirichletAllocation, TruncatedSVD
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import normalize
+
+from sknce import ACEWord2Vec, DirectNCEEmbedder, LandmarkNCEEmbedder, LatentClassNCEEmbedder
+
+#: name -> factory of an unfitted transformer of raw texts
+DOCUMENT_METHODS: dict[str, Callable[[], object]] = {
+    "tf-idf": lambda: make_pipeline(CountVectorizer(), TfidfTransformer()),
+    "tf-idf+SVD-100": lambda: make_pipeline(
+        CountVectorizer(), TfidfTransformer(), TruncatedSVD(100, random_state=0)
+    ),
+    "LDA-20": lambda: make_pipeline(
+        CountVectorizer(), LatentDirichletAllocation(20, random_state=0)
+    ),
+    "LDA-50": lambda: make_pipeline(
+        CountVectorizer(), LatentDirichletAllocation(50, random_state=0)
+    ),
+    "ACEWord2Vec (mean)": lambda: ACEWord2Vec(n_jobs=1, random_state=0),
+    "DirectNCE": lambda: make_pipeline(CountVectorizer(), DirectNCEEmbedder(random_state=0)),
+    "LandmarkNCE": lambda: make_pipeline(CountVectorizer(), LandmarkNCEEmbedder(random_state=0)),
+}
+
+#: name -> (factory, supervised): representations of grouped sentences
+GROUP_METHODS: dict[str, tuple[Callable[[], object], bool]] = {
+    "counts": (lambda: CountVectorizer(), False),
+    "tf-idf": (lambda: make_pipeline(CountVectorizer(), TfidfTransformer()), False),
+    "tf-idf+SVD-100": (
+        lambda: make_pipeline(
+            CountVectorizer(), TfidfTransformer(), TruncatedSVD(100, random_state=0)
+        ),
+        False,
+    ),
+    "LatentClassNCE": (
+        lambda: make_pipeline(CountVectorizer(), LatentClassNCEEmbedder(random_state=0)),
+        True,
+    ),
+}
+
+
+def interval(scores) -> tuple[float, float]:
+    """Mean and half-width of the 95% Student-t interval."""
+    scores = np.asarray(scores, dtype=float)
+    if len(scores) < 2:
+        return float(scores.mean()), float("nan")
+    half = stats.t.ppf(0.975, len(scores) - 1) * scores.std(ddof=1) / np.sqrt(len(scores))
+    return float(scores.mean()), float(half)
+
+
+def label_draws(y: np.ndarray, per_class: int, n_draws: int, seed: int):
+    """``n_draws`` (labelled, test) index pairs, ``per_class`` labelled documents per class.
+
+    The draws depend only on ``(y, per_class, seed)``, so every method sees the same ones.
+    """
+    rng = np.random.default_rng([seed, per_class])
+    draws = []
+    for _ in range(n_draws):
+        labelled = np.concatenate(
+            [rng.permutation(np.flatnonzero(y == k))[:per_class] for k in np.unique(y)]
+        )
+        draws.append((labelled, np.setdiff1d(np.arange(len(y)), labelled)))
+    return draws
+
+
+def probe_scores(Z, y, draws) -> list[float]:
+    """Accuracy of ``LogisticRegression()`` trained on each draw's labelled rows."""
+    scores = []
+    with warnings.catch_warnings():
+        # the plain pipeline: default max_iter; unscaled features may not converge
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        for labelled, test in draws:
+            clf = LogisticRegression().fit(Z[labelled], y[labelled])
+            scores.append(float(clf.score(Z[test], y[test])))
+    return scores
+
+
+def evaluate_representation(
+    task: Task, name: str, factory, budgets, n_draws: int, seed: int = 0
+) -> dict:
+    """Fit ``factory()`` on the task's texts, then probe it; one table row."""
+    rep = factory()
+    with Timer() as t:
+        rep.fit(task.texts)
+    Z = rep.transform(task.texts)  # sparse for tf-idf: LogisticRegression takes it
+    row = {"task": task.name, "method": name, "fit s": round(t.seconds, 1)}
+    last = rep[-1] if hasattr(rep, "steps") else rep
+    if hasattr(last, "n_iter_") and not isinstance(last, LatentDirichletAllocation):
+        row["epochs"] = int(last.n_iter_)
+    for m in budgets:
+        mean, half = interval(probe_scores(Z, task.y, label_draws(task.y, m, n_draws, seed)))
+        row[f"{m}/class"] = f"{mean:.3f} ± {half:.3f}"
+        row[f"_{m}"] = [mean, half]
+    return row
+
+
+def group_split(groups: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Boolean mask of training rows: half of each group's rows (rounded up), at random."""
+    train = np.zeros(len(groups), dtype=bool)
+    for g in np.unique(groups):
+        rows = rng.permutation(np.flatnonzero(groups == g))
+        train[rows[: (len(rows) + 1) // 2]] = True
+    return train
+
+
+def nearest_neighbour_rate(Z_test, g_test, Z_train, g_train) -> float:
+    """Share of test rows whose nearest training row (cosine) is from the same group."""
+    sim = normalize(Z_test) @ normalize(Z_train).T
+    sim = sim.toarray() if hasattr(sim, "toarray") else np.asarray(sim)
+    return float(np.mean(g_train[np.argmax(sim, axis=1)] == g_test))
+
+
+def evaluate_groups(task: Task, name: str, factory, supervised: bool, n_draws: int) -> dict:
+    """Nearest-neighbour rate and linear probe on held-out rows of the same groups."""
+    rng = np.random.default_rng(0)
+    nn_scores, probe, seconds = [], [], []
+    Z_all = None
+    texts = np.asarray(task.texts, dtype=object)
+    for _ in range(n_draws):
+        train = group_split(task.y, rng)
+        if supervised:  # fitted on the training rows and their groups
+            rep = factory()
+            with Timer() as t:
+                rep.fit(list(texts[train]), task.y[train])
+            seconds.append(t.seconds)
+            Z = rep.transform(task.texts)
+        else:  # fitted once, without groups, on every row
+            if Z_all is None:
+                rep = factory()
+                with Timer() as t:
+                    Z_all = rep.fit_transform(task.texts)
+                seconds.append(t.seconds)
+            Z = Z_all
+        y_train, y_test = task.y[train], task.y[~train]
+        nn_scores.append(nearest_neighbour_rate(Z[~train], y_test, Z[train], y_train))
+        probe.append(probe_scores(Z, task.y, [(np.flatnonzero(train), np.flatnonzero(~train))])[0])
+    row = {"task": task.name, "method": name, "fit s": round(float(np.mean(seconds)), 1)}
+    for key, scores in (("same-group NN", nn_scores), ("linear probe", probe)):
+        mean, half = interval(scores)
+        row[key] = f"{mean:.3f} ± {half:.3f}"
+        row[f"_{key}"] = [mean, half]
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--part", choices=["documents", "groups"], default="documents")
+    parser.add_argument("--tasks", nargs="+", default=None, help="default: all of the part")
+    parser.add_argument("--methods", nargs="+", default=None, help="default: all of the part")
+    parser.add_argument("--budgets", nargs="+", type=int, default=[10, 3])
+    parser.add_argument("--draws", type=int, default=10)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--name", default=None, help="results file stem")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    documents = args.part == "documents"
+    tasks = args.tasks or list(DOCUMENT_TASKS if documents else GROUP_TASKS)
+    methods = DOCUMENT_METHODS if documents else GROUP_METHODS
+    names = args.methods or list(methods)
+    rows = []
+    for task_name in tasks:
+        task = load_task(task_name)
+        print(task.summary(), flush=True)
+        for name in names:
+            if documents:
+                row = evaluate_representation(task, name, methods[name], args.budgets, args.draws)
+            else:
+                row = evaluate_groups(task, name, *methods[name], args.draws)
+            print({k: v for k, v in row.items() if not k.startswith("_")}, flush=True)
+            rows.append(row)
+    summaries = [load_task(t).summary() for t in tasks]
+    report(
+        args.name or f"real_documents{'' if documents else '_groups'}",
+        [{k: v for k, v in row.items() if not k.startswith("_")} for row in rows],
+        title=(
+            "Real-data document tasks: CountVectorizer -> representation (defaults) -> "
+            "LogisticRegression(); accuracy, mean ± 95% t-interval over label draws"
+            if documents
+            else "Grouped sentences, held-out half of each group: same-group nearest training "
+            "neighbour (cosine) and LogisticRegression() probe, mean ± 95% t-interval over draws"
+        ),
+        params={
+            **vars(args),
+            "tasks": summaries,
+            "raw": [
+                {k: v for k, v in row.items() if k in ("task", "method") or k[0] == "_"}
+                for row in rows
+            ],
+        },
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,218 @@
+"""The skorch callbacks sknce adds to every fit, before the user's own.
+
+* :class:`ChanceAwareEarlyStopping`: early stopping on the validation NCE loss
+  that waits until the loss beats a constant guess;
+* :class:`DivergenceGuard`: stops a diverging fit with an error that names the fix,
+  instead of finishing with NaN weights;
+* :class:`LinearDecay`: word2vec's linear learning-rate decay, batch by batch.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import numpy as np
+import torch
+from skorch.callbacks import Callback, EarlyStopping
+
+from sknce.exceptions import TrainingDivergedError
+
+__all__ = ["ChanceAwareEarlyStopping", "DivergenceGuard", "LinearDecay", "beats_chance"]
+
+#: An epoch loss this many times the first epoch's is taken as divergence (an exploding
+#: but still finite loss, e.g. vectors of 1e10 after a far too large learning rate).
+_EXPLOSION = 1e3
+
+
+def beats_chance(loss: float, chance: float) -> bool:
+    """Whether ``loss`` is 1% below ``chance``, the loss of a constant guess.
+
+    Epochs on the plateau at chance wander a few tenths of a percent around it.
+    """
+    return loss < chance * 0.99
+
+
+class ChanceAwareEarlyStopping(EarlyStopping):
+    """Early stopping that starts counting once the monitored loss beats chance.
+
+    A contrastive loss can sit at the loss of a constant guess for many epochs
+    before the network finds the interaction between the two sides of a pair
+    (10-30 epochs for documents split into a single word and the rest). Until
+    the monitored loss falls 1% below ``chance``, epochs are neither counted as
+    misses nor kept as best.
+
+    Parameters
+    ----------
+    monitor : str, default="valid_loss"
+    patience : int, default=5
+    load_best : bool, default=False
+        Restore the weights of the best epoch at the end of training.
+    chance : float or None, default=None
+        Loss of the best constant prediction; ``None`` makes this plain
+        :class:`skorch.callbacks.EarlyStopping`.
+    threshold : float, default=1e-4
+        An epoch improves on the best loss only if it lowers it by more than this
+        fraction of it (skorch's relative threshold): a plateau's drift of a few
+        hundredths of a percent is not progress.
+    evaluate_initial : bool, default=False
+        Evaluate the validation loss of the weights a fit starts from (epoch 0) before
+        the first epoch, and count them as the best so far: if no epoch improves on
+        them, they are restored (with ``load_best``). For a network initialised at a
+        good solution, e.g. a spectral initialisation. Needs ``monitor="valid_loss"``.
+
+    Attributes
+    ----------
+    initial_loss_ : float or None
+        The validation loss of the starting weights (``evaluate_initial=True``).
+    """
+
+    def __init__(
+        self,
+        monitor: str = "valid_loss",
+        patience: int = 5,
+        load_best: bool = False,
+        chance: float | None = None,
+        threshold: float = 1e-4,
+        evaluate_initial: bool = False,
+    ) -> None:
+        super().__init__(
+            monitor=monitor, patience=patience, load_best=load_best, threshold=threshold
+        )
+        self.chance = chance
+        self.evaluate_initial = evaluate_initial
+
+    def on_train_begin(self, net, **kwargs) -> None:
+        super().on_train_begin(net, **kwargs)
+        self.beat_chance_ = self.chance is None
+        self.initial_loss_ = None
+        self.initial_pending_ = self.evaluate_initial
+
+    def on_epoch_begin(self, net, dataset_valid=None, **kwargs) -> None:
+        if not self.initial_pending_:
+            return
+        self.initial_pending_ = False
+        if dataset_valid is None:
+            return
+        # The same pairs as every epoch's validation: the validation stream, no shuffling.
+        loss = net.mean_loss(dataset_valid, net.epoch_rng(False))
+        self.initial_loss_ = loss
+        if not self.beat_chance_:
+            if not beats_chance(loss, self.chance):
+                return
+            self.beat_chance_ = True
+        self.dynamic_threshold_ = self._calc_new_threshold(loss)
+        self.best_epoch_ = len(net.history) - 1  # the epoch before this fit's first
+        if self.load_best:
+            self.best_model_weights_ = copy.deepcopy(net.module_.state_dict())
+
+    def on_epoch_end(self, net, **kwargs) -> None:
+        if self.monitor not in net.history[-1]:
+            return  # an epoch without validation (partial_fit)
+        if not self.beat_chance_:
+            if not beats_chance(net.history[-1, self.monitor], self.chance):
+                return
+            self.beat_chance_ = True
+        super().on_epoch_end(net, **kwargs)
+
+
+class DivergenceGuard(Callback):
+    """Raise :class:`~sknce.exceptions.TrainingDivergedError` when a fit diverges.
+
+    A fit has diverged when a batch's loss is not finite, when a parameter is
+    not finite at the end of an epoch, or when an epoch's training loss exceeds
+    1000 times the first epoch's. The error names the fix (``hint``).
+
+    Parameters
+    ----------
+    hint : str
+        What the user can change, e.g. "Lower lr (now 0.1)."
+    """
+
+    def __init__(self, hint: str) -> None:
+        self.hint = hint
+
+    def initialize(self):
+        self.first_loss_ = None
+        return self
+
+    def _diverged(self, net, what: str):
+        epoch = len(net.history)
+        raise TrainingDivergedError(
+            f"training diverged in epoch {epoch}: {what}. {self.hint} "
+            "The estimator keeps the state it had before this fit."
+        )
+
+    def on_batch_end(self, net, batch=None, training=False, loss=None, **kwargs) -> None:
+        value = float(loss.detach()) if torch.is_tensor(loss) else float(loss or 0.0)
+        if not math.isfinite(value):
+            self._diverged(net, f"the {'training' if training else 'validation'} loss is {value}")
+
+    def on_epoch_end(self, net, **kwargs) -> None:
+        for name, param in net.get_all_learnable_params():
+            if not bool(torch.isfinite(param).all()):
+                self._diverged(net, f"the parameter {name!r} has non-finite values")
+        loss = float(net.history[-1, "train_loss"])
+        if self.first_loss_ is None:
+            self.first_loss_ = loss
+        elif loss > _EXPLOSION * max(abs(self.first_loss_), 1.0):
+            self._diverged(
+                net,
+                f"the training loss grew from {self.first_loss_:.4g} in its first epoch "
+                f"to {loss:.4g}",
+            )
+
+
+class LinearDecay(Callback):
+    """Decay the learning rate linearly over the fit, batch by batch (word2vec's schedule).
+
+    The rate of a batch is ``net.lr * (1 - (1 - end_ratio) * progress)``, with
+    ``progress`` the examples trained on so far (read from the history, so a fit
+    resumed from a checkpoint continues the schedule) over the examples expected
+    by the end of the fit.
+
+    Parameters
+    ----------
+    end_ratio : float
+        Final learning rate as a fraction of ``start``.
+    per_epoch : float
+        Expected examples per epoch, until the first epoch has given the exact count.
+    total_epochs : int or None, default=None
+        Epochs the schedule spans from the net's first epoch, whatever the call
+        (``partial_fit`` passes); ``None``: the epochs already trained plus the
+        ``max_epochs`` of the current call (a fit, or a warm start continuing one).
+    """
+
+    def __init__(self, end_ratio: float, per_epoch: float, total_epochs: int | None = None):
+        self.end_ratio = end_ratio
+        self.per_epoch = per_epoch
+        self.total_epochs = total_epochs
+
+    def on_train_begin(self, net, **kwargs) -> None:
+        history = net.history
+        self.per_epoch_ = float(_examples(history[0])) if len(history) else float(self.per_epoch)
+        self.done_ = float(sum(_examples(row) for row in history))
+        self.total_epochs_ = self.total_epochs or len(history) + net.max_epochs
+
+    def on_batch_begin(self, net, batch=None, training=False, **kwargs) -> None:
+        if not training:
+            return
+        progress = min(self.done_ / (self.per_epoch_ * self.total_epochs_), 1.0)
+        lr = net.lr * (1.0 - (1.0 - self.end_ratio) * progress)
+        for group in net.optimizer_.param_groups:
+            group["lr"] = lr
+        # Counted when the batch begins, not when it ends: a net that starts a batch
+        # before the previous one has ended (ACEWord2Vec's pipelined kernel) gets the
+        # same rates. In data-parallel training the other processes advance alike.
+        self.done_ += batch.size * getattr(net, "n_processes", 1)
+
+    def on_epoch_end(self, net, **kwargs) -> None:
+        if len(net.history) == 1:
+            self.per_epoch_ = max(float(_examples(net.history[-1])), 1.0)
+        # The history counts the examples of every process (merged records).
+        self.done_ = float(sum(_examples(row) for row in net.history))
+
+
+def _examples(row: dict) -> int:
+    """Training examples of one epoch of a skorch history."""
+    return int(np.sum([b.get("train_batch_size", 0) for b in row.get("batches", [])]))

@@ -1,0 +1,276 @@
+"""The training engine every sknce estimator trains through: one skorch loop.
+
+:class:`NCENet` is a skorch :class:`~skorch.NeuralNet` whose three parts are the
+three steps of the design: the *dataset* draws batches with a family's sampler
+(positives and negatives already drawn, see :mod:`sknce._data`), the *module*
+scores them, and the *criterion* is an NCE objective of :mod:`sknce.losses`
+that turns scores into a loss. Everything else is skorch's: the epoch loop,
+callbacks (early stopping, checkpoints, learning-rate schedules, scoring,
+progress), history, ``partial_fit`` and warm starts.
+
+What the engine adds to skorch:
+
+* each epoch's draws (shuffling, negatives) come from the fit's named random
+  streams (:class:`~sknce._random.Seeds`), keyed by the epoch number, so a fit is
+  reproducible with no global random state and a resumed fit repeats the draws
+  of the uninterrupted one; the validation pairs are the same at every epoch;
+* a batch knows its number of examples (its tensors need not share a length);
+* :meth:`NCENet.mean_loss`, the objective on a dataset, which ``score`` uses;
+* :meth:`NCENet.snapshot`, so that a failed warm start restores the net.
+"""
+
+from __future__ import annotations
+
+import copy
+import queue
+import threading
+from collections.abc import Callable, Iterable, Iterator
+
+import numpy as np
+import torch
+from skorch import NeuralNet
+
+from sknce._random import Seeds
+
+__all__ = ["BatchIterator", "HoldOut", "NCENet", "prefetched", "resolve_device"]
+
+
+def resolve_device(device: str) -> str:
+    """Map ``"auto"`` to ``"cuda"`` when available, else ``"cpu"``; reject a missing GPU.
+
+    Parameters
+    ----------
+    device : {"cpu", "cuda", "auto"} or a torch device string such as ``"cuda:1"``
+
+    Returns
+    -------
+    str
+    """
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if str(device).startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(
+            f"device={device!r} was requested but this torch build sees no CUDA device "
+            f"(torch {torch.__version__}). Use device='cpu', or device='auto' to use a GPU "
+            "only when one is present."
+        )
+    return str(device)
+
+
+def prefetched(items: Iterable, depth: int = 2) -> Iterator:
+    """Iterate over ``items`` produced ahead in a background thread.
+
+    Building a batch (numpy and torch work that releases the GIL) then overlaps
+    the training step of the previous one. The order of the items, and so every
+    random draw made while producing them, is that of plain iteration.
+    """
+    done = object()
+    buffer: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+    n_threads = torch.get_num_threads()
+
+    def produce() -> None:
+        # OpenMP's thread count is per thread: without this, torch ops here would use
+        # every core beside the threads already training.
+        torch.set_num_threads(n_threads)
+        try:
+            for item in items:
+                while not stop.is_set():
+                    try:
+                        buffer.put((item, None), timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            buffer.put((done, None))
+        except BaseException as error:  # handed to the consumer, raised there
+            buffer.put((done, error))
+
+    worker = threading.Thread(target=produce, daemon=True)
+    worker.start()
+    try:
+        while True:
+            item, error = buffer.get()
+            if item is done:
+                if error is not None:
+                    raise error
+                return
+            yield item
+    finally:
+        stop.set()
+        worker.join()
+
+
+class BatchIterator:
+    """An epoch's batches of a dataset, drawn from the net's stream for that epoch.
+
+    skorch builds it through ``iterator_train`` / ``iterator_valid`` with the
+    dataset and the batch size.
+
+    Parameters
+    ----------
+    dataset : SampledDataset or another dataset with ``batches(batch_size, rng, shuffle)``
+    batch_size : int
+    net : NCENet
+        Supplies the epoch's numpy Generator.
+    training : bool
+        Shuffle and draw from the training stream; else the fixed validation stream.
+    prefetch : bool, default=False
+        Build batches ahead in a background thread (:func:`prefetched`).
+    """
+
+    def __init__(
+        self, dataset, batch_size: int, net: NCENet, training: bool, prefetch: bool = False
+    ) -> None:
+        self.dataset = dataset
+        self.batch_size = batch_size
+        self.net = net
+        self.training = training
+        self.prefetch = prefetch
+
+    def __iter__(self) -> Iterator:
+        rng = self.net.epoch_rng(self.training)
+        options = self.net.batch_options(self.training)
+        batches = self.dataset.batches(self.batch_size, rng, shuffle=self.training, **options)
+        return prefetched(batches) if self.prefetch else iter(batches)
+
+
+class HoldOut:
+    """skorch ``train_split``: a random fraction of the examples held out for validation.
+
+    Parameters
+    ----------
+    fraction : float
+        Share of the examples held out (``ceil(fraction * n)`` of them).
+    seeds : Seeds
+        The fit's streams; the split is drawn from ``seeds.numpy("split")``.
+    """
+
+    def __init__(self, fraction: float, seeds: Seeds) -> None:
+        self.fraction = fraction
+        self.seeds = seeds
+
+    def __call__(self, dataset, y=None, **fit_params):
+        return dataset.split(self.fraction, self.seeds.numpy("split"))
+
+
+class NCENet(NeuralNet):
+    """A skorch ``NeuralNet`` for sampler-built batches and NCE objectives.
+
+    ``module(**inputs)`` returns the scores of a batch's positives and negatives,
+    ``criterion(scores, targets)`` the loss (see :mod:`sknce.losses`).
+
+    Parameters
+    ----------
+    seeds : Seeds
+        The fit's random streams: training epoch ``e`` draws from
+        ``seeds.numpy("train", e)``, validation from ``seeds.numpy("valid")``.
+    prefetch : bool, default=False
+        Build training batches in a background thread, ahead of the step.
+    **kwargs
+        Passed to :class:`skorch.NeuralNet`.
+
+    Attributes
+    ----------
+    estimator : BaseEstimator or None
+        The sknce estimator being fitted, set by it: a callback can call its
+        ``transform``/``predict`` to see the model of the current epoch.
+    """
+
+    def __init__(self, *args, seeds: Seeds, prefetch: bool = False, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.seeds = seeds
+        self.prefetch = prefetch
+        self.estimator = None
+
+    @classmethod
+    def with_accelerator(cls) -> type[NCENet]:
+        """The net class that trains data-parallel under an ``accelerate.Accelerator``."""
+        from sknce._distributed import AcceleratedNCENet
+
+        return AcceleratedNCENet
+
+    def epoch_rng(self, training: bool) -> np.random.Generator:
+        """The numpy Generator of the current training epoch, or of validation."""
+        if training:
+            return self.seeds.numpy("train", len(self.history))
+        return self.seeds.numpy("valid")
+
+    def batch_options(self, training: bool) -> dict:
+        """Keyword arguments of the dataset's ``batches`` for the current epoch."""
+        return {}
+
+    def get_iterator(self, dataset, training: bool = False) -> BatchIterator:
+        """Batches drawn by ``dataset`` from the epoch's random stream."""
+        return BatchIterator(
+            dataset, self.batch_size, self, training, prefetch=self.prefetch and training
+        )
+
+    def infer(self, x, **fit_params):
+        """Scores of a batch: the module called with the batch's inputs."""
+        return self.module_(**x, **fit_params)
+
+    def get_loss(self, y_pred, y_true, X=None, training=False):
+        """The NCE objective (the criterion) of the scores and the batch's targets."""
+        return self.criterion_(y_pred, y_true)
+
+    def run_single_epoch(self, iterator, training, prefix, step_fn, **fit_params):
+        """skorch's epoch, with each batch weighted by its number of examples."""
+        if iterator is None:
+            return
+        batch_count = 0
+        for batch in iterator:
+            self.notify("on_batch_begin", batch=batch, training=training)
+            step = step_fn(batch, **fit_params)
+            self.history.record_batch(prefix + "_loss", step["loss"].item())
+            self.history.record_batch(prefix + "_batch_size", batch.size)
+            self.notify("on_batch_end", batch=batch, training=training, **step)
+            batch_count += 1
+        self.history.record(prefix + "_batch_count", batch_count)
+
+    def mean_loss(self, dataset, rng: np.random.Generator) -> float:
+        """The objective on ``dataset`` (mean over its examples), without training.
+
+        Parameters
+        ----------
+        dataset : SampledDataset
+        rng : numpy.random.Generator
+            Source of the pairs and negatives.
+
+        Returns
+        -------
+        float
+        """
+        self._set_training(False)
+        total, count = 0.0, 0
+        with torch.no_grad():
+            for batch in dataset.batches(self.batch_size, rng, shuffle=False):
+                inputs, targets = batch
+                total += float(self.get_loss(self.infer(inputs), targets)) * batch.size
+                count += batch.size
+        return total / max(count, 1)
+
+    def snapshot(self) -> Callable[[], None]:
+        """Copy the trainable state; the returned function puts it back in place.
+
+        In-place restoring keeps arrays that view the parameters (word vectors) valid.
+        """
+        modules = {
+            name: copy.deepcopy(getattr(self, name + "_").state_dict())
+            for name in self._modules + self._criteria
+        }
+        optimizers = {
+            name: copy.deepcopy(getattr(self, name + "_").state_dict())
+            for name in self._optimizers
+        }
+        history = copy.deepcopy(self.history)
+
+        def restore() -> None:
+            for name, state in modules.items():
+                getattr(self, name + "_").load_state_dict(state)
+            for name, state in optimizers.items():
+                getattr(self, name + "_").load_state_dict(state)
+            self.history = history
+
+        return restore

@@ -1,0 +1,128 @@
+"""Samplers of the conditional NCE family: noise labels and noise targets for each example.
+
+* :class:`LabelSampler` draws ``K`` labels per example from a noise distribution
+  over the classes (Ma & Collins, 2018, Figure 1), with their ``log p_N``;
+* :class:`TargetSampler` draws ``K`` targets per example from a Gaussian mixture
+  centred at the observed target (Gustafsson et al., 2020), with their log-density.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from sknce._data import Batch, rows_to_tensor
+from sknce._random import torch_generator
+from sknce.noise import CategoricalNoise, GaussianMixtureNoise
+
+__all__ = ["LabelSampler", "TargetSampler"]
+
+
+class LabelSampler:
+    """Batches of inputs, their labels and noise labels.
+
+    Parameters
+    ----------
+    X : ndarray or csr_matrix of shape (n_samples, n_features), float32
+    y : LongTensor of shape (n_samples,)
+        Encoded labels ``0..n_classes-1``.
+    noise : CategoricalNoise
+        The noise :math:`p_N` over the labels, on ``device``.
+    n_negatives : int
+        Noise labels ``K`` per example; 0 draws none (the full softmax).
+    n_norm_samples : int
+        Noise labels per example for the self-normalisation penalty (0: none).
+    remove_hits : bool
+        Mask noise labels equal to the example's label (``targets["neg_mask"]``).
+    device : str
+    """
+
+    def __init__(
+        self,
+        X,
+        y: torch.Tensor,
+        noise: CategoricalNoise,
+        n_negatives: int,
+        n_norm_samples: int,
+        remove_hits: bool,
+        device: str,
+    ) -> None:
+        self.X = X
+        self.y = y
+        self.noise = noise
+        self.n_negatives = n_negatives
+        self.n_norm_samples = n_norm_samples
+        self.remove_hits = remove_hits
+        self.device = device
+
+    def __len__(self) -> int:
+        return self.X.shape[0]
+
+    def _draw(self, n: int, k: int, generator: torch.Generator):
+        ids = self.noise.sample((n, k), generator=generator)
+        return ids.to(self.device), self.noise.log_prob(ids).to(self.device)
+
+    def __call__(self, rows: np.ndarray, rng: np.random.Generator) -> Batch:
+        x = rows_to_tensor(self.X, rows, self.device)
+        labels = self.y[torch.as_tensor(rows)].to(self.device)
+        n = len(rows)
+        if not self.n_negatives:
+            inputs, targets = {"x": x}, {"labels": labels}
+        else:
+            inputs, targets = {"x": x, "labels": labels}, {}
+        generator = torch_generator(rng, self.noise.device)
+        if self.n_negatives:
+            inputs["negatives"], targets["neg_log_noise"] = self._draw(
+                n, self.n_negatives, generator
+            )
+            targets["pos_log_noise"] = self.noise.log_prob(labels.to(self.noise.device)).to(
+                self.device
+            )
+            if self.remove_hits:
+                targets["neg_mask"] = inputs["negatives"] != labels.unsqueeze(1)
+        if self.n_norm_samples:
+            inputs["norm"], targets["norm_log_noise"] = self._draw(
+                n, self.n_norm_samples, generator
+            )
+        return Batch(inputs, targets, size=n)
+
+
+class TargetSampler:
+    """Batches of inputs, their (standardised) targets and noise targets around them.
+
+    Parameters
+    ----------
+    X : ndarray or csr_matrix of shape (n_samples, n_features), float32
+    y : Tensor of shape (n_samples,), float32
+    noise : GaussianMixtureNoise
+    n_negatives : int
+    device : str
+    """
+
+    def __init__(
+        self, X, y: torch.Tensor, noise: GaussianMixtureNoise, n_negatives: int, device: str
+    ) -> None:
+        self.X = X
+        self.y = y
+        self.noise = noise
+        self.n_negatives = n_negatives
+        self.device = device
+
+    def __len__(self) -> int:
+        return self.X.shape[0]
+
+    def __call__(self, rows: np.ndarray, rng: np.random.Generator) -> Batch:
+        y = self.y[torch.as_tensor(rows)]
+        noise_y = self.noise.sample(
+            y, self.n_negatives, generator=torch_generator(rng, self.noise.device)
+        )
+        targets = {
+            "pos_log_noise": self.noise.log_prob(y.unsqueeze(1), y).squeeze(1),
+            "neg_log_noise": self.noise.log_prob(noise_y, y),
+        }
+        inputs = {
+            "x": rows_to_tensor(self.X, rows, self.device),
+            "y": y.to(self.device),
+            "noise_y": noise_y.to(self.device),
+        }
+        return Batch(inputs, {k: v.to(self.device) for k, v in targets.items()}, size=len(rows))

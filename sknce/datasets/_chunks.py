@@ -1,0 +1,141 @@
+"""Data sets larger than memory as chunks of rows in ``.npz`` files, read one at a time.
+
+``DirectNCEEmbedder``, ``LandmarkNCEEmbedder`` and ``ConditionalNCEClassifier``
+fit on a restartable iterable of chunks; :class:`NpzChunks` is one, over files
+written by :func:`save_npz_chunks` (or by :func:`scipy.sparse.save_npz`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["NpzChunks", "save_npz_chunks"]
+
+
+class NpzChunks:
+    """Chunks of rows stored in ``.npz`` files, each loaded only when it is read.
+
+    A sequence: ``len`` is the number of files and ``chunks[i]`` loads file ``i``,
+    so an estimator can read the chunks in a shuffled order at each epoch while
+    only one is in memory. A file holds a CSR matrix in the layout of
+    :func:`scipy.sparse.save_npz` (``data``, ``indices``, ``indptr``, ``shape``,
+    ``format``) or a dense array ``X``, and optionally the targets ``y`` of its rows;
+    :func:`save_npz_chunks` writes them.
+
+    Parameters
+    ----------
+    files : iterable of str or path-like
+        The chunk files, in the stream's order.
+
+    Attributes
+    ----------
+    files : list of pathlib.Path
+
+    See Also
+    --------
+    save_npz_chunks : Write chunks in this layout.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import numpy as np
+    >>> from sknce.datasets import NpzChunks, save_npz_chunks
+    >>> blocks = [np.ones((3, 4)), np.zeros((2, 4))]
+    >>> chunks = save_npz_chunks(blocks, tempfile.mkdtemp())
+    >>> len(chunks), chunks[1].shape
+    (2, (2, 4))
+    """
+
+    def __init__(self, files: Iterable[str | os.PathLike]) -> None:
+        self.files = [Path(f) for f in files]
+        missing = [str(f) for f in self.files if not f.is_file()]
+        if missing:
+            raise FileNotFoundError(f"chunk file(s) not found: {missing[:3]}")
+
+    def __len__(self) -> int:
+        return len(self.files)
+
+    def __getitem__(self, index):
+        """Load chunk ``index``: its block, or ``(block, y)`` when the file holds ``y``."""
+        if isinstance(index, slice):
+            return NpzChunks(self.files[index])
+        with np.load(self.files[index], allow_pickle=False) as data:
+            if "format" in data.files:
+                if data["format"].item() not in ("csr", b"csr"):
+                    raise ValueError(
+                        f"{self.files[index]} holds a sparse matrix in format "
+                        f"{data['format'].item()!r}; save CSR matrices (X.tocsr())."
+                    )
+                X = sp.csr_matrix(
+                    (data["data"], data["indices"], data["indptr"]), shape=tuple(data["shape"])
+                )
+            elif "X" in data.files:
+                X = data["X"]
+            else:
+                raise ValueError(
+                    f"{self.files[index]} holds neither a CSR matrix nor an array 'X' "
+                    f"(keys: {data.files}); write chunks with sknce.datasets.save_npz_chunks."
+                )
+            return (X, data["y"]) if "y" in data.files else X
+
+    def __iter__(self):
+        """Load the chunks one after the other."""
+        for index in range(len(self)):
+            yield self[index]
+
+    def __repr__(self) -> str:
+        return f"NpzChunks({len(self)} files)"
+
+
+# A sequence (estimators shuffle the chunks of sequences) without inheriting the
+# count/index mixins, whose docstrings are not numpydoc.
+Sequence.register(NpzChunks)
+
+
+def save_npz_chunks(
+    chunks: Iterable, directory: str | os.PathLike, *, prefix: str = "chunk"
+) -> NpzChunks:
+    """Write chunks of rows to ``.npz`` files and return them as :class:`NpzChunks`.
+
+    Parameters
+    ----------
+    chunks : iterable
+        Blocks of rows (a sparse matrix, written as CSR, or an array), or
+        ``(block, y)`` pairs. A generator is fine: each chunk is written and
+        released before the next is drawn.
+    directory : str or path-like
+        Created if missing.
+    prefix : str, default="chunk"
+        Files are named ``{prefix}-00000.npz``, ``{prefix}-00001.npz``, ...
+
+    Returns
+    -------
+    NpzChunks
+        The written files, in the order of ``chunks``.
+    """
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    files = []
+    for index, chunk in enumerate(chunks):
+        X, y = chunk if isinstance(chunk, tuple) else (chunk, None)
+        arrays = {} if y is None else {"y": np.asarray(y)}
+        if sp.issparse(X):
+            X = sp.csr_matrix(X)
+            arrays.update(
+                data=X.data,
+                indices=X.indices,
+                indptr=X.indptr,
+                shape=np.asarray(X.shape),
+                format=np.asarray("csr"),
+            )
+        else:
+            arrays["X"] = np.asarray(X)
+        path = directory / f"{prefix}-{index:05d}.npz"
+        np.savez(path, **arrays)
+        files.append(path)
+    return NpzChunks(files)

@@ -1,0 +1,95 @@
+"""Optimisers for sknce's networks.
+
+:class:`LazyAdam` is Adam for networks whose embedding tables get sparse
+gradients (``sparse_embeddings=True``): a step costs O(rows touched), not
+O(rows of the table).
+"""
+
+from __future__ import annotations
+
+import torch
+
+__all__ = ["LazyAdam"]
+
+
+class LazyAdam(torch.optim.Optimizer):
+    """Adam that updates only the rows present in a sparse gradient.
+
+    Dense gradients get the ordinary Adam update (:class:`torch.optim.Adam`'s
+    formula, with L2 weight decay added to the gradient, without amsgrad). For a
+    sparse gradient (a label embedding scored on sampled labels only) the
+    moments and parameters of the rows present are updated and the others left
+    untouched ("lazy" Adam, as :class:`torch.optim.SparseAdam` and TensorFlow's
+    ``LazyAdamOptimizer``), so a step costs O(rows touched) instead of
+    O(number of labels); weight decay then applies to those rows only.
+
+    Parameters
+    ----------
+    params : iterable
+        Parameters or parameter groups.
+    lr : float, default=1e-3
+    betas : tuple of float, default=(0.9, 0.999)
+    eps : float, default=1e-8
+    weight_decay : float, default=0.0
+        L2 penalty added to the gradient, ``grad + weight_decay * param``.
+    """
+
+    def __init__(
+        self,
+        params,
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0.0,
+    ) -> None:
+        if lr <= 0 or eps <= 0 or weight_decay < 0 or not all(0 <= b < 1 for b in betas):
+            raise ValueError(
+                f"LazyAdam needs lr > 0, eps > 0, weight_decay >= 0 and betas in [0, 1); "
+                f"got lr={lr}, eps={eps}, weight_decay={weight_decay}, betas={betas}."
+            )
+        defaults = {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay}
+        super().__init__(params, defaults)
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        """Perform one update; ``closure`` re-evaluates the loss, as in torch."""
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            beta1, beta2 = group["betas"]
+            lr, eps, decay = group["lr"], group["eps"], group["weight_decay"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                if not state:
+                    state["step"] = 0
+                    state["exp_avg"] = torch.zeros_like(p)
+                    state["exp_avg_sq"] = torch.zeros_like(p)
+                state["step"] += 1
+                m, v = state["exp_avg"], state["exp_avg_sq"]
+                step_size = lr / (1 - beta1 ** state["step"])
+                correction2 = 1 - beta2 ** state["step"]
+                grad = p.grad
+                if grad.is_sparse:
+                    grad = grad.coalesce()
+                    rows, values = grad.indices()[0], grad.values()
+                    if decay:
+                        values = values + decay * p.index_select(0, rows)
+                    m_rows = m.index_select(0, rows).mul_(beta1).add_(values, alpha=1 - beta1)
+                    v_rows = v.index_select(0, rows).mul_(beta2)
+                    v_rows.addcmul_(values, values, value=1 - beta2)
+                    m.index_copy_(0, rows, m_rows)
+                    v.index_copy_(0, rows, v_rows)
+                    denom = (v_rows / correction2).sqrt_().add_(eps)
+                    p.index_add_(0, rows, m_rows.div_(denom).mul_(-step_size))
+                else:
+                    if decay:
+                        grad = grad.add(p, alpha=decay)
+                    m.mul_(beta1).add_(grad, alpha=1 - beta1)
+                    v.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+                    denom = (v / correction2).sqrt_().add_(eps)
+                    p.addcdiv_(m, denom, value=-step_size)
+        return loss

@@ -1,0 +1,113 @@
+"""One process of the 2-process test (tests/test_distributed.py), run by torchrun.
+
+Every process fits the same estimators on the same data with one
+``accelerate.Accelerator`` (gloo on the CPU), then writes what it ended with
+(weights, history) to ``OUT/<name>-<rank>.pkl``; process 0 also pickles the
+fitted estimators (``OUT/<name>.estimator.pkl``). The data and settings live
+here so that the test fits the single-process reference on the same.
+"""
+
+from __future__ import annotations
+
+import pickle
+import sys
+from pathlib import Path
+
+import numpy as np
+
+
+def classification_data():
+    rng = np.random.default_rng(0)
+    centers = rng.normal(scale=2.5, size=(6, 5))
+    y = rng.integers(0, 6, size=600)
+    return centers[y] + rng.normal(size=(600, 5)), y
+
+
+def counts_data():
+    from sknce.datasets import make_topic_corpus
+
+    corpus = make_topic_corpus(600, n_topics=3, n_words=60, mean_length=40, random_state=0)
+    return corpus.X, corpus.target
+
+
+def corpus_data():
+    """Two groups of words that never share a document: a planted similarity structure."""
+    rng = np.random.default_rng(0)
+    groups = [[f"a{i}" for i in range(8)], [f"b{i}" for i in range(8)]]
+    return [list(rng.choice(groups[k % 2], size=15)) for k in range(300)]
+
+
+def cases():
+    """(name, estimator factory, data) of each fit; early stopping on where it applies."""
+    from sknce import ACEWord2Vec, ConditionalNCEClassifier, DirectNCEEmbedder
+
+    X, y = classification_data()
+    counts, _ = counts_data()
+    return [
+        (
+            "classifier",
+            lambda **kw: ConditionalNCEClassifier(
+                n_negatives=4,
+                hidden_layer_sizes=(16,),
+                max_epochs=6,
+                batch_size=32,
+                lr=0.02,
+                early_stopping=True,
+                random_state=0,
+                **kw,
+            ),
+            (X, y),
+        ),
+        (
+            "direct",
+            lambda **kw: DirectNCEEmbedder(
+                n_components=8,
+                hidden_layer_sizes=(16,),
+                max_epochs=6,
+                batch_size=32,
+                random_state=0,
+                **kw,
+            ),
+            (counts,),
+        ),
+        (
+            "ace",
+            lambda **kw: ACEWord2Vec(
+                n_components=8,
+                min_count=1,
+                sample=0,
+                window=3,
+                max_epochs=4,
+                batch_size=200,
+                adversarial=False,
+                n_jobs=1,
+                random_state=0,
+                **kw,
+            ),
+            (corpus_data(),),
+        ),
+    ]
+
+
+def main(out: Path) -> None:
+    import torch
+    from accelerate import Accelerator
+
+    torch.set_num_threads(1)
+    accelerator = Accelerator(cpu=True)
+    rank = accelerator.process_index
+    for name, make, data in cases():
+        estimator = make(accelerator=accelerator).fit(*data)
+        state = {
+            "n_processes": accelerator.num_processes,
+            "weights": [p.detach().numpy().copy() for p in estimator.net_.module_.parameters()],
+            "history": estimator.history_,
+            "batches": [row["batches"] for row in estimator.net_.history],
+        }
+        (out / f"{name}-{rank}.pkl").write_bytes(pickle.dumps(state))
+        if accelerator.is_main_process:
+            (out / f"{name}.estimator.pkl").write_bytes(pickle.dumps(estimator))
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]))

@@ -1,0 +1,235 @@
+"""Data-parallel training (``accelerator=``) and distributed grid search.
+
+* Two CPU processes launched by ``torchrun`` (gloo) fit the conditional
+  classifier, the direct document embedder and ACE word vectors
+  (tests/distributed_worker.py): every process ends with the same model and the
+  same merged history, of the quality of a single-process fit on the same data.
+* A one-process ``Accelerator`` trains exactly as no accelerator, on all six
+  estimators; bf16 mixed precision trains; a missing ``accelerate`` is an
+  ImportError naming the extra.
+* ``GridSearchCV`` under joblib's dask backend on a ``LocalCluster`` gives the
+  results of the sequential search.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import distributed_worker as worker
+import numpy as np
+import pytest
+import torch
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV
+from test_common import ESTIMATORS, REGISTRY, _data
+
+HAS_ACCELERATE = importlib.util.find_spec("accelerate") is not None
+HAS_GLOO = torch.distributed.is_available() and torch.distributed.is_gloo_available()
+needs_accelerate = pytest.mark.skipif(
+    not HAS_ACCELERATE, reason='accelerate is not installed (pip install "sknce[distributed]")'
+)
+
+
+def _fit(estimator, name):
+    X, y = _data(REGISTRY[name].data)
+    return estimator.fit(X) if REGISTRY[name].data in ("counts", "tokens") else estimator.fit(X, y)
+
+
+# --- two processes ---------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def two_processes(tmp_path_factory):
+    """Launch the worker on 2 CPU processes once; the directory of what they wrote."""
+    if not (HAS_ACCELERATE and HAS_GLOO):
+        pytest.skip("needs accelerate and torch.distributed with the gloo backend")
+    out = tmp_path_factory.mktemp("two_processes")
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
+    command += ["--nproc_per_node", "2", worker.__file__, str(out)]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    result = subprocess.run(command, capture_output=True, text=True, timeout=240, env=env)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return out
+
+
+def _states(out: Path, name: str) -> list[dict]:
+    return [pickle.loads((out / f"{name}-{rank}.pkl").read_bytes()) for rank in (0, 1)]
+
+
+@pytest.mark.parametrize("name", ["classifier", "direct", "ace"])
+def test_both_processes_end_with_the_same_model_and_history(two_processes, name):
+    first, second = _states(two_processes, name)
+    assert first["n_processes"] == second["n_processes"] == 2
+    for a, b in zip(first["weights"], second["weights"], strict=True):
+        np.testing.assert_array_equal(a, b)
+    for row_a, row_b in zip(first["history"], second["history"], strict=True):
+        assert row_a["train_loss"] == row_b["train_loss"]
+        assert row_a.get("valid_loss") == row_b.get("valid_loss")
+
+
+def test_the_merged_history_holds_the_batches_of_both_processes(two_processes):
+    first, _ = _states(two_processes, "classifier")
+    n_examples = len(worker.classification_data()[1])
+    n_train = n_examples - int(np.ceil(0.1 * n_examples))  # early stopping holds out 10%
+    padded = int(np.ceil(n_train / 2)) * 2  # each process takes ceil(n / 2) examples
+    for batches in first["batches"]:
+        assert sum(b.get("train_batch_size", 0) for b in batches) == padded
+        assert sum(b.get("valid_batch_size", 0) for b in batches) == n_examples - n_train
+
+
+def _single_process(name):
+    return next((make(), data) for case, make, data in worker.cases() if case == name)
+
+
+def _load(out: Path, name: str):
+    return pickle.loads((out / f"{name}.estimator.pkl").read_bytes())
+
+
+def test_two_processes_classify_as_well_as_one(two_processes):
+    single, (X, y) = _single_process("classifier")
+    single.fit(X, y)
+    parallel = _load(two_processes, "classifier")  # pickled in process 0, used here
+    assert parallel.score(X, y) >= single.score(X, y) - 0.05
+    assert parallel.score(X, y) > 0.85
+
+
+def test_two_processes_embed_documents_as_well_as_one(two_processes):
+    single, (X,) = _single_process("direct")
+    single.fit(X)
+    parallel = _load(two_processes, "direct")
+    # score: minus the contrastive loss on fixed fresh pairs (chance: log 2 = 0.693)
+    assert parallel.score(X) >= single.score(X) - 0.05
+    assert parallel.score(X) > -0.65
+    assert parallel.transform(X[:5]).shape == (5, 8)
+
+
+def _planted_margin(model) -> float:
+    """Mean cosine similarity within the planted word groups minus across them."""
+    words = [f"a{i}" for i in range(8)] + [f"b{i}" for i in range(8)]
+    vectors = np.stack([model.vectors_[model.vocabulary_[w]] for w in words])
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    sim = unit @ unit.T
+    same = np.kron(np.eye(2), np.ones((8, 8))).astype(bool) & ~np.eye(16, dtype=bool)
+    across = ~np.kron(np.eye(2), np.ones((8, 8))).astype(bool)
+    return float(sim[same].mean() - sim[across].mean())
+
+
+def test_two_processes_of_local_sgd_learn_word_vectors_as_one(two_processes):
+    single, (docs,) = _single_process("ace")
+    single.fit(docs)
+    parallel = _load(two_processes, "ace")
+    assert _planted_margin(parallel) > 0.5
+    assert _planted_margin(parallel) >= _planted_margin(single) - 0.2
+
+
+# --- one process -------------------------------------------------------------------------
+@pytest.fixture
+def accelerator_factory():
+    """Accelerators of any settings: accelerate keeps one state per process, reset here."""
+    if not HAS_ACCELERATE:
+        pytest.skip('accelerate is not installed (pip install "sknce[distributed]")')
+    from accelerate import Accelerator
+    from accelerate.state import AcceleratorState
+
+    def make(**kwargs):
+        AcceleratorState._reset_state(reset_partial_state=True)
+        return Accelerator(cpu=True, **kwargs)
+
+    yield make
+    AcceleratorState._reset_state(reset_partial_state=True)
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_a_one_process_accelerator_trains_as_no_accelerator(name, accelerator_factory):
+    accelerator = accelerator_factory()
+    plain = _fit(ESTIMATORS[name](**REGISTRY[name].params), name)
+    accelerated = _fit(ESTIMATORS[name](**REGISTRY[name].params, accelerator=accelerator), name)
+    for a, b in zip(plain.net_.module_.parameters(), accelerated.net_.module_.parameters()):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+    again = pickle.loads(pickle.dumps(accelerated))  # unwrapped after training
+    assert type(again.net_.module_) is type(plain.net_.module_)
+    accelerated.set_params(warm_start=True)
+    assert _fit(accelerated, name).n_iter_ == 2 * plain.n_iter_
+
+
+def test_bf16_mixed_precision_trains_in_bf16(accelerator_factory):
+    name = "ConditionalNCEClassifier"
+    params = {**REGISTRY[name].params, "hidden_layer_sizes": (32,)}
+    full = _fit(ESTIMATORS[name](**params), name)
+    mixed = _fit(
+        ESTIMATORS[name](**params, accelerator=accelerator_factory(mixed_precision="bf16")), name
+    )
+    weights = list(mixed.net_.module_.parameters())
+    assert all(w.dtype == torch.float32 for w in weights)  # master weights stay float32
+    assert not all(torch.equal(a, b) for a, b in zip(full.net_.module_.parameters(), weights))
+    X, y = _data("classification")
+    assert mixed.score(X, y) >= full.score(X, y) - 0.05
+
+
+def test_without_accelerate_the_error_names_the_extra(monkeypatch):
+    class FakeAccelerator:
+        device, num_processes = torch.device("cpu"), 1
+
+        def prepare(self, *objects):
+            return objects
+
+        def unwrap_model(self, model):
+            return model
+
+    monkeypatch.setitem(sys.modules, "accelerate", None)  # import accelerate fails
+    estimator = ESTIMATORS["DirectNCEEmbedder"](
+        **REGISTRY["DirectNCEEmbedder"].params, accelerator=FakeAccelerator()
+    )
+    with pytest.raises(ImportError, match=r'pip install "sknce\[distributed\]"'):
+        _fit(estimator, "DirectNCEEmbedder")
+    assert not hasattr(estimator, "net_")
+
+
+def test_sparse_embeddings_on_several_processes_is_a_clear_error():
+    class TwoProcesses:
+        device, num_processes = torch.device("cpu"), 2
+
+        def prepare(self, *objects):
+            return objects
+
+        def unwrap_model(self, model):
+            return model
+
+    from sknce.optim import LazyAdam
+
+    estimator = ESTIMATORS["DirectNCEEmbedder"](
+        **REGISTRY["DirectNCEEmbedder"].params,
+        sparse_embeddings=True,
+        optimizer=LazyAdam,
+        accelerator=TwoProcesses(),
+    )
+    with pytest.raises(ValueError, match="sparse_embeddings=False"):
+        _fit(estimator, "DirectNCEEmbedder")
+
+
+# --- grid search on dask -----------------------------------------------------------------
+def test_grid_search_on_a_dask_cluster_equals_the_sequential_search():
+    pytest.importorskip("dask.distributed", reason='needs "sknce[distributed]" (dask)')
+    from dask.distributed import Client, LocalCluster
+    from joblib import parallel_backend
+
+    name = "ConditionalNCEClassifier"
+    X, y = _data(REGISTRY[name].data)
+    search = GridSearchCV(
+        ESTIMATORS[name](**REGISTRY[name].params), {"lr": [0.01, 0.05], "max_epochs": [2, 4]}, cv=2
+    )
+    sequential = clone(search).fit(X, y)
+    # processes=False: the workers are threads of this process (fast to start in a test);
+    # with processes or remote machines the fits are pickled to them the same way.
+    cluster = LocalCluster(
+        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
+    )
+    with cluster, Client(cluster), parallel_backend("dask"):
+        distributed = clone(search).set_params(n_jobs=-1).fit(X, y)
+    np.testing.assert_array_equal(
+        distributed.cv_results_["mean_test_score"], sequential.cv_results_["mean_test_score"]
+    )
+    assert distributed.best_params_ == sequential.best_params_
