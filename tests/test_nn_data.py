@@ -1,5 +1,7 @@
 """Sparse batching and the generic torch modules."""
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -121,6 +123,18 @@ def test_lazy_adam_moved_to_sknce_optim_and_the_old_path_warns():
 
     with pytest.warns(FutureWarning, match="sknce.optim.LazyAdam"):
         assert sknce.nn.LazyAdam is LazyAdam
+
+
+def test_importing_lazy_adam_from_the_old_path_warns_once_at_the_import_line():
+    from sknce.optim import LazyAdam
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        from sknce.nn import LazyAdam as moved
+
+    assert moved is LazyAdam
+    # Once (importlib's own hasattr probe does not warn), and at the user's line.
+    assert [(w.category, w.filename) for w in caught] == [(FutureWarning, __file__)]
 
 
 def test_lazy_adam_weight_decay_equals_adam_on_dense_gradients():

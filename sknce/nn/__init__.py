@@ -6,6 +6,7 @@ the scores of the batch's positives and negatives; the objectives of
 about scikit-learn or skorch.
 """
 
+import sys
 import warnings
 
 from sknce.nn._conditional import LabelScorer, TargetEnergy
@@ -33,15 +34,26 @@ __all__ = [
 ]
 
 
+def _asked_by_the_import_system() -> bool:
+    """Whether the caller of ``__getattr__`` is ``from sknce.nn import ...``'s own probe.
+
+    For a package, ``from sknce.nn import LazyAdam`` first asks ``hasattr`` inside
+    importlib, then fetches the name: without this test one import would warn twice.
+    """
+    return sys._getframe(2).f_code.co_filename.startswith("<frozen importlib")
+
+
 def __getattr__(name: str):
     if name == "LazyAdam":
-        warnings.warn(
-            "sknce.nn.LazyAdam moved to sknce.optim.LazyAdam (an optimizer is not a network "
-            "module); import it from there. The old path will be removed in sknce 0.3.",
-            FutureWarning,
-            stacklevel=2,
-        )
         from sknce.optim import LazyAdam
 
+        if not _asked_by_the_import_system():
+            warnings.warn(
+                "sknce.nn.LazyAdam moved to sknce.optim.LazyAdam (an optimizer is not a "
+                "network module); import it from there. The old path will be removed in "
+                "sknce 0.3.",
+                FutureWarning,
+                stacklevel=2,
+            )
         return LazyAdam
     raise AttributeError(f"module 'sknce.nn' has no attribute {name!r}")
