@@ -98,6 +98,8 @@ def ranking_nce(
         :math:`\log p_N` of the positives and negatives. ``None`` skips the
         correction (the InfoNCE / sampled-softmax-without-correction form).
     reduction : {"mean", "sum", "none"}, default="mean"
+        How the per-example losses are combined: their mean, their sum, or none
+        (a tensor of shape (batch,)).
 
     Returns
     -------
@@ -137,8 +139,9 @@ def binary_nce(
     Parameters
     ----------
     pos_scores : Tensor of shape (batch,)
+        Scores :math:`s(x, y_0)` of the true labels.
     neg_scores : Tensor of shape (batch, K)
-        ``-inf`` marks a removed negative.
+        Scores of the sampled negatives; ``-inf`` marks a removed negative.
     pos_log_noise, neg_log_noise : Tensor or None, default=None
         :math:`\log p_N` of positives and negatives; ``None`` skips the correction.
     gamma : float or Tensor broadcastable to (batch,), default=0.0
@@ -146,6 +149,8 @@ def binary_nce(
     neg_weights : Tensor of shape (batch, K) or None, default=None
         A weight multiplying each negative's term; ``None`` means 1.
     reduction : {"mean", "sum", "none"}, default="mean"
+        How the per-example losses are combined: their mean, their sum, or none
+        (a tensor of shape (batch,)).
 
     Returns
     -------
@@ -178,12 +183,15 @@ def negative_sampling(
     Parameters
     ----------
     pos_scores : Tensor of shape (batch,)
+        Scores :math:`s(x, y_0)` of the positives.
     neg_scores : Tensor of shape (batch, K)
-        ``-inf`` marks a removed negative.
+        Scores of the negatives; ``-inf`` marks a removed negative.
     neg_weights : Tensor of shape (batch, K) or None, default=None
         A weight :math:`w_k` multiplying each negative's term (e.g. importance
         weights of negatives drawn from another distribution); ``None`` means 1.
     reduction : {"mean", "sum", "none"}, default="mean"
+        How the per-example losses are combined: their mean, their sum, or none
+        (a tensor of shape (batch,)).
 
     Returns
     -------
@@ -217,6 +225,8 @@ def pair_logistic(
     labels : Tensor of shape (batch,)
         1 for a positive pair, 0 for a negative pair.
     reduction : {"mean", "sum", "none"}, default="mean"
+        How the per-example losses are combined: their mean, their sum, or none
+        (a tensor of shape (batch,)).
 
     Returns
     -------
@@ -259,11 +269,14 @@ def k_negative(
     negatives : Tensor of shape (batch, k, d)
         :math:`f(x^-_i)`.
     loss : {"logistic", "hinge"}, default="logistic"
+        Which of the two losses above.
     beta : float, default=1.0
         Inverse temperature :math:`\beta`.
     negative_mask : bool Tensor of shape (batch, k) or None, default=None
         ``False`` drops a negative (e.g. one of the anchor's own class).
     reduction : {"mean", "sum", "none"}, default="mean"
+        How the per-example losses are combined: their mean, their sum, or none
+        (a tensor of shape (batch,)).
 
     Returns
     -------
@@ -331,6 +344,8 @@ def self_normalization_penalty(
     alpha : float, default=1.0
         Weight :math:`\alpha` of the penalty.
     reduction : {"mean", "sum", "none"}, default="mean"
+        How the per-example losses are combined: their mean, their sum, or none
+        (a tensor of shape (batch,)).
 
     Returns
     -------
@@ -357,19 +372,64 @@ def self_normalization_penalty(
 class NCEObjective(nn.Module):
     """Base of the objective modules: ``forward(scores, targets)`` returns a scalar loss.
 
-    Subclasses implement :meth:`compute_loss`; ``forward`` reads the masked
-    negatives and hands everything to it.
+    Subclasses implement :meth:`compute_loss`; :meth:`negatives` gives them the
+    negative scores with the masked negatives removed.
     """
 
     def forward(self, scores: dict, targets: dict | None = None) -> torch.Tensor:
+        """The loss of a batch: :meth:`compute_loss` with ``targets`` defaulting to ``{}``.
+
+        Parameters
+        ----------
+        scores : dict of Tensor
+            The scorer's output for the batch: ``pos`` (batch,) and ``neg``
+            (batch, K), or ``logits``, or embeddings (``anchor``, ``positive``,
+            ``negatives``), and ``norm`` for :class:`SelfNormalized`.
+        targets : dict of Tensor or None, default=None
+            What the sampler drew besides the scorer's inputs (``pos_log_noise``,
+            ``neg_log_noise``, ``neg_mask``, ``neg_weights``, ``norm_log_noise``,
+            ``labels``); the keys an objective does not find count as absent.
+
+        Returns
+        -------
+        Tensor
+            The scalar loss to minimise.
+        """
         return self.compute_loss(scores, targets or {})
 
     def compute_loss(self, scores: dict, targets: dict) -> torch.Tensor:  # pragma: no cover
+        """The loss of a batch, from the keys of ``scores`` and ``targets`` it reads.
+
+        Parameters
+        ----------
+        scores : dict of Tensor
+            The scorer's output for the batch (see :meth:`forward`).
+        targets : dict of Tensor
+            The sampler's targets for the batch (see :meth:`forward`).
+
+        Returns
+        -------
+        Tensor
+            The scalar loss to minimise.
+        """
         raise NotImplementedError
 
     @staticmethod
     def negatives(scores: dict, targets: dict) -> torch.Tensor:
-        """Negative scores with masked-out negatives at ``-inf`` (absent)."""
+        """Negative scores with masked-out negatives at ``-inf`` (absent).
+
+        Parameters
+        ----------
+        scores : dict of Tensor
+            Holds ``neg``, the negatives' scores of shape (batch, K).
+        targets : dict of Tensor
+            May hold ``neg_mask``, a bool tensor of shape (batch, K): ``False``
+            drops a negative (an accidental hit).
+
+        Returns
+        -------
+        Tensor of shape (batch, K)
+        """
         mask = targets.get("neg_mask")
         neg = scores["neg"]
         return neg if mask is None else neg.masked_fill(~mask, float("-inf"))
@@ -449,6 +509,7 @@ class KNegativeLoss(NCEObjective):
     Parameters
     ----------
     loss : {"logistic", "hinge"}, default="logistic"
+        Which loss of :func:`k_negative`.
     beta : float, default=1.0
         Inverse temperature :math:`\beta`.
     """
@@ -479,8 +540,9 @@ class SelfNormalized(NCEObjective):
     Parameters
     ----------
     objective : NCEObjective
+        The objective the penalty is added to (e.g. :class:`BinaryNCELoss`).
     alpha : float
-        Weight of the penalty.
+        Weight :math:`\alpha` of the penalty.
     """
 
     def __init__(self, objective: NCEObjective, alpha: float) -> None:

@@ -105,7 +105,17 @@ class CategoricalNoise:
         return self._alias.device
 
     def to(self, device: str | torch.device) -> CategoricalNoise:
-        """Move the tables to ``device`` (in place) and return ``self``."""
+        """Move the tables to ``device`` (in place) and return ``self``.
+
+        Parameters
+        ----------
+        device : str or torch.device
+            Where :meth:`sample` draws and :meth:`log_prob` looks up, e.g. ``"cuda"``.
+
+        Returns
+        -------
+        self
+        """
         self._accept = self._accept.to(device)
         self._alias = self._alias.to(device)
         self._log_probs = self._log_probs.to(device)
@@ -138,6 +148,7 @@ class CategoricalNoise:
         Parameters
         ----------
         index : LongTensor of any shape
+            Category indices, on the tables' device.
 
         Returns
         -------
@@ -183,6 +194,7 @@ class UniformNoise(CategoricalNoise):
     Parameters
     ----------
     n_categories : int
+        Number of labels; each has probability ``1 / n_categories``.
     """
 
     def __init__(self, n_categories: int) -> None:
@@ -198,11 +210,33 @@ class UniformNoise(CategoricalNoise):
     def sample(
         self, shape: tuple[int, ...], generator: torch.Generator | None = None
     ) -> torch.Tensor:
-        """Draw indices uniformly (see :meth:`CategoricalNoise.sample`)."""
+        """Draw indices uniformly.
+
+        Parameters
+        ----------
+        shape : tuple of int
+            Shape of the returned tensor.
+        generator : torch.Generator or None, default=None
+            Source of randomness; ``None`` uses torch's global generator.
+
+        Returns
+        -------
+        LongTensor of shape ``shape``
+        """
         return torch.randint(self.n_categories, shape, generator=generator, device=self.device)
 
     def log_prob(self, index: torch.Tensor) -> torch.Tensor:
-        """Return ``-log(n_categories)`` for every index."""
+        """Return ``-log(n_categories)`` for every index.
+
+        Parameters
+        ----------
+        index : LongTensor of any shape
+            Category indices.
+
+        Returns
+        -------
+        Tensor of the same shape, float32
+        """
         return torch.full(index.shape, self._log_value, device=index.device)
 
 
@@ -246,8 +280,11 @@ class GaussianMixtureNoise:
         Parameters
         ----------
         centers : Tensor of shape (batch,)
+            The observed targets :math:`y` the noise is centred on.
         n_samples : int
+            Number of noise targets drawn per centre.
         generator : torch.Generator or None, default=None
+            Source of randomness; ``None`` uses torch's global generator.
 
         Returns
         -------
@@ -270,7 +307,9 @@ class GaussianMixtureNoise:
         Parameters
         ----------
         samples : Tensor of shape (batch, n)
+            Noise targets, ``n`` per row.
         centers : Tensor of shape (batch,)
+            The centre :math:`y` of each row's mixture.
 
         Returns
         -------
@@ -298,8 +337,11 @@ def remove_accidental_hits(
     Parameters
     ----------
     neg_scores : Tensor of shape (batch, K)
+        Scores of the sampled negatives.
     positive_ids : LongTensor of shape (batch,)
+        The positive (true) label of each row.
     negative_ids : LongTensor of shape (batch, K)
+        The sampled negative labels, aligned with ``neg_scores``.
 
     Returns
     -------

@@ -28,8 +28,11 @@ class LazyAdam(torch.optim.Optimizer):
     params : iterable
         Parameters or parameter groups.
     lr : float, default=1e-3
+        Learning rate (step size).
     betas : tuple of float, default=(0.9, 0.999)
+        Decay rates of the running means of the gradient and of its square.
     eps : float, default=1e-8
+        Added to the denominator's square root, for numerical stability.
     weight_decay : float, default=0.0
         L2 penalty added to the gradient, ``grad + weight_decay * param``.
     """
@@ -52,7 +55,18 @@ class LazyAdam(torch.optim.Optimizer):
 
     @torch.no_grad()
     def step(self, closure=None):
-        """Perform one update; ``closure`` re-evaluates the loss, as in torch."""
+        """Perform one update of every parameter that has a gradient.
+
+        Parameters
+        ----------
+        closure : callable or None, default=None
+            Re-evaluates the model and returns the loss, as in torch's optimisers.
+
+        Returns
+        -------
+        Tensor or None
+            The loss ``closure`` returned, or ``None`` without a closure.
+        """
         loss = None
         if closure is not None:
             with torch.enable_grad():

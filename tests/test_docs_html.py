@@ -89,37 +89,58 @@ def test_estimator_page_documents_every_public_method(name):
     assert unlisted == [], f"{name}: methods missing from the page's method table: {unlisted}"
 
 
-def _parameter_descriptions(field_lists) -> dict[str, str]:
-    """``{name: description}`` of the first "Parameters" field of ``field_lists``."""
-    for field_list in field_lists:
+def _parameter_descriptions(entry) -> dict[str, str] | None:
+    """``{name: description}`` from the Parameters field of one documented object.
+
+    ``entry`` is the ``<dt id=...>`` of a class, method or function; only the field lists
+    of its own ``<dd>`` count (a class's ``<dd>`` also holds its methods' entries).
+    ``None`` when it has no Parameters field. Names documented together ("a, b : str")
+    share their description.
+    """
+    body = entry.find_next_sibling("dd")
+    for field_list in body.find_all("dl", class_="field-list", recursive=False):
         for field in field_list.find_all("dt", recursive=False):
             if _text(field).rstrip(":").strip() != "Parameters":
                 continue
             items = field.find_next_sibling("dd").find("dl")
             described = {}
             for term in items.find_all("dt", recursive=False):
-                key = _text(term.find("strong")).lstrip("*")
-                described[key] = _text(term.find_next_sibling("dd"))
+                text = _text(term.find_next_sibling("dd"))
+                for key in _text(term.find("strong")).split(","):
+                    described[key.strip().lstrip("*")] = text
             return described
-    return {}
+    return None
 
 
-@pytest.mark.parametrize("name", ESTIMATORS)
-def test_estimator_page_describes_every_parameter(name):
-    soup = _page(f"sknce.{name}")
-    body = soup.find("dt", id=f"sknce.{name}").find_next_sibling("dd")
-    described = _parameter_descriptions(body.find_all("dl", class_="field-list"))
-    parameters = [
-        p.name
-        for p in inspect.signature(getattr(sknce, name)).parameters.values()
-        if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-    ]
-    undocumented = [p for p in parameters if p not in described]
-    without_text = [p for p in parameters if p in described and not described[p]]
-    stale = [p for p in described if p not in parameters]
-    assert undocumented == [], f"{name}: parameters not in its Parameters section: {undocumented}"
-    assert without_text == [], f"{name}: parameters with no description: {without_text}"
-    assert stale == [], f"{name}: documented parameters that __init__ does not take: {stale}"
+def _signature_parameters(obj, *, method: bool) -> list[str]:
+    """The parameters a user passes to ``obj`` (``self`` and ``cls`` left out).
+
+    ``*args`` and ``**kwargs`` count where sknce or scikit-learn wrote the signature
+    (``set_params(**params)``), not where a class inherits torch's ``__init__``.
+    """
+    try:
+        signature = inspect.signature(obj)
+    except (TypeError, ValueError):  # a builtin without a signature (an exception's init)
+        return []
+    params = list(signature.parameters.values())
+    if method and params and params[0].name in ("self", "cls"):
+        params = params[1:]
+    init = getattr(obj, "__init__", None) if inspect.isclass(obj) else obj
+    ours = getattr(init, "__module__", "").split(".")[0] in ("sknce", "sklearn")
+    return [p.name for p in params if ours or p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+
+
+def _undescribed(entry, obj, *, method: bool) -> list[str]:
+    """What is wrong with the Parameters of one documented object, as readable lines."""
+    parameters = _signature_parameters(obj, method=method)
+    described = _parameter_descriptions(entry)
+    if not parameters and not described:
+        return []
+    described = described or {}
+    problems = [f"{p}: not in its Parameters section" for p in parameters if p not in described]
+    problems += [f"{p}: no description" for p in parameters if p in described and not described[p]]
+    problems += [f"{p}: documented but not a parameter" for p in described if p not in parameters]
+    return problems
 
 
 def _public_modules() -> list:
@@ -129,6 +150,73 @@ def _public_modules() -> list:
         if not any(part.startswith("_") for part in info.name.split(".")):
             modules.append(importlib.import_module(info.name))
     return modules
+
+
+def _documented_objects() -> dict[str, object]:
+    """``{page name: object}`` for every public class and function of sknce.
+
+    The estimators' pages are ``sknce.<Name>``; every other name's page is
+    ``<module>.<name>``, once, under the first public module whose ``__all__`` holds it.
+    """
+    pages, seen = {}, set()
+    for module in _public_modules():
+        for name in getattr(module, "__all__", ()):
+            obj = getattr(module, name)
+            if id(obj) in seen or not (inspect.isclass(obj) or inspect.isfunction(obj)):
+                continue
+            seen.add(id(obj))
+            page = f"sknce.{name}" if name in ESTIMATORS else f"{module.__name__}.{name}"
+            pages[page] = obj
+    return pages
+
+
+@pytest.mark.parametrize("name", ESTIMATORS)
+def test_estimator_page_describes_every_parameter(name):
+    soup = _page(f"sknce.{name}")
+    problems = _undescribed(
+        soup.find("dt", id=f"sknce.{name}"), getattr(sknce, name), method=False
+    )
+    assert problems == [], f"{name}: constructor parameters: {problems}"
+
+
+PAGES = _documented_objects()
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_parameter_of_every_method_and_function_is_described(page):
+    """A public class's constructor and methods, a public function: every parameter.
+
+    The methods are the page's entries (those of its method table), inherited ones
+    included; a method that sknce defines must have one.
+    """
+    obj, soup = PAGES[page], _page(page)
+    entry = soup.find("dt", id=page)
+    assert entry is not None, f"{page}: the page has no entry for {page}"
+    problems = [f"{page}: {p}" for p in _undescribed(entry, obj, method=False)]
+    for name in _public_methods(obj) if inspect.isclass(obj) else []:
+        member = getattr(obj, name)
+        entry = soup.find("dt", id=f"{page}.{name}")
+        if entry is None:
+            if _module_of(member).startswith("sknce"):
+                problems.append(f"{page}.{name}: no entry on the page")
+            continue
+        problems += [f"{page}.{name}: {p}" for p in _undescribed(entry, member, method=True)]
+    assert problems == [], "parameters without a description:\n" + "\n".join(problems)
+
+
+def _module_of(member) -> str:
+    return getattr(inspect.unwrap(member), "__module__", None) or ""
+
+
+def test_every_table_row_has_a_summary():
+    """A method or name listed in a table of the API reference says what it does."""
+    empty = []
+    for path in sorted((_html_dir() / "generated").glob("*.html")):
+        for row in _soup(path).select("table.autosummary tr"):
+            cells = row.find_all("td")
+            if len(cells) > 1 and not _text(cells[-1]):
+                empty.append(f"{path.stem}: {_text(cells[0])}")
+    assert empty == [], "API table rows with an empty summary:\n" + "\n".join(empty)
 
 
 def test_every_public_name_has_a_page():

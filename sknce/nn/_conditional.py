@@ -71,6 +71,7 @@ class LabelScorer(nn.Module):
         Parameters
         ----------
         x : Tensor of shape (batch, n_features), dense or sparse
+            A batch of inputs.
         labels : LongTensor of shape (batch,) or None
             The true labels: scored as ``pos``; with ``labels=None`` every label is
             scored (``logits`` of shape (batch, n_classes), the full softmax).
@@ -95,13 +96,37 @@ class LabelScorer(nn.Module):
         return scores
 
     def encode(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """Return :math:`h(x)` of shape (batch, dim) and :math:`b(x)` (batch,) or None."""
+        """Return :math:`h(x)` of shape (batch, dim) and :math:`b(x)` (batch,) or None.
+
+        Parameters
+        ----------
+        x : Tensor of shape (batch, n_features), dense or sparse
+            A batch of inputs.
+
+        Returns
+        -------
+        tuple of (Tensor, Tensor or None)
+        """
         h = self.encoder(x)
         b = None if self.input_bias is None else self.input_bias(x).squeeze(1)
         return h, b
 
     def score(self, h: torch.Tensor, b: torch.Tensor | None, labels: torch.Tensor) -> torch.Tensor:
-        """Scores of given labels: ``labels`` of shape (batch,) or (batch, K)."""
+        """Scores of given labels for encoded inputs.
+
+        Parameters
+        ----------
+        h : Tensor of shape (batch, dim)
+            :math:`h(x)` (:meth:`encode`).
+        b : Tensor of shape (batch,) or None
+            :math:`b(x)` (:meth:`encode`).
+        labels : LongTensor of shape (batch,) or (batch, K)
+            One label or K labels per input.
+
+        Returns
+        -------
+        Tensor of the shape of ``labels``
+        """
         if self.sparse:
             e = F.embedding(labels, self.label_embedding.weight, sparse=True)
         else:
@@ -121,7 +146,23 @@ class LabelScorer(nn.Module):
     def score_range(
         self, h: torch.Tensor, b: torch.Tensor | None, start: int = 0, stop: int | None = None
     ) -> torch.Tensor:
-        """Scores of the contiguous labels ``start..stop-1``, shape (batch, stop - start)."""
+        """Scores of the contiguous labels ``start..stop-1`` for encoded inputs.
+
+        Parameters
+        ----------
+        h : Tensor of shape (batch, dim)
+            :math:`h(x)` (:meth:`encode`).
+        b : Tensor of shape (batch,) or None
+            :math:`b(x)` (:meth:`encode`).
+        start : int, default=0
+            First label scored.
+        stop : int or None, default=None
+            One past the last label scored; ``None`` means ``n_classes``.
+
+        Returns
+        -------
+        Tensor of shape (batch, stop - start)
+        """
         stop = self.n_classes if stop is None else stop
         s = h @ self.label_embedding.weight[start:stop].T
         if self.label_bias is not None:
@@ -158,16 +199,53 @@ class TargetEnergy(nn.Module):
         self.head = MLP(int(encoder_dim) + d, (d,), 1)
 
     def forward(self, x: torch.Tensor, y: torch.Tensor, noise_y: torch.Tensor) -> dict:
-        """Scores ``pos`` of the observed targets ``y`` (batch,) and ``neg`` of ``noise_y``."""
+        """Scores ``pos`` of the observed targets ``y`` and ``neg`` of ``noise_y``.
+
+        Parameters
+        ----------
+        x : Tensor of shape (batch, n_features), dense or sparse
+            A batch of inputs.
+        y : Tensor of shape (batch,)
+            Their observed targets.
+        noise_y : Tensor of shape (batch, K)
+            Noise targets drawn for each input.
+
+        Returns
+        -------
+        dict of Tensor
+            ``pos`` of shape (batch,) and ``neg`` of shape (batch, K).
+        """
         g = self.encode(x)
         return {"pos": self.score(g, y), "neg": self.score(g, noise_y)}
 
     def encode(self, x: torch.Tensor) -> torch.Tensor:
-        """:math:`g(x)`, shape (batch, d_x)."""
+        """:math:`g(x)`, the input network's output.
+
+        Parameters
+        ----------
+        x : Tensor of shape (batch, n_features), dense or sparse
+            A batch of inputs.
+
+        Returns
+        -------
+        Tensor of shape (batch, d_x)
+        """
         return self.x_net(x)
 
     def score(self, g: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        """Scores of targets ``y`` of shape (batch,) or (batch, K) given ``g = encode(x)``."""
+        """Scores of targets for encoded inputs.
+
+        Parameters
+        ----------
+        g : Tensor of shape (batch, d_x)
+            :math:`g(x)` (:meth:`encode`).
+        y : Tensor of shape (batch,) or (batch, K)
+            One target or K targets per input.
+
+        Returns
+        -------
+        Tensor of the shape of ``y``
+        """
         flat = y.reshape(y.shape[0], -1)
         k = flat.shape[1]
         phi = self.y_net(flat.reshape(-1, 1)).reshape(y.shape[0], k, -1)

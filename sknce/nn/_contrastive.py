@@ -32,6 +32,17 @@ class SphereEncoder(nn.Module):
         self.encoder = encoder
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The encodings of a batch, scaled to unit norm.
+
+        Parameters
+        ----------
+        x : Tensor of shape (batch, n_features), dense or sparse
+            A batch of inputs.
+
+        Returns
+        -------
+        Tensor of shape (batch, d)
+        """
         return F.normalize(self.encoder(x), dim=1)
 
 
@@ -41,6 +52,7 @@ class LatentClassScorer(nn.Module):
     Parameters
     ----------
     encoder : SphereEncoder
+        Encodes anchors, positives and negatives alike.
     """
 
     def __init__(self, encoder: nn.Module) -> None:
@@ -66,6 +78,10 @@ class LatentClassScorer(nn.Module):
         x_neg : list of k Tensors of shape (B, n_features) or None
             Negatives drawn separately, block ``j`` holding every anchor's
             ``j``-th negative; used when ``neg_index`` is None.
+
+        Returns
+        -------
+        dict of Tensor
         """
         n_anchors = x.shape[0]
         z = self.encoder(torch.cat([x, x_pos]))

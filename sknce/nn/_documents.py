@@ -41,6 +41,11 @@ class _PairScoring(nn.Module):
             Second halves (``B' >= B``: extra rows serve as negatives only).
         partners : LongTensor of shape (B, k)
             Rows of ``x2`` paired with each first half as negatives.
+
+        Returns
+        -------
+        dict of Tensor
+            ``pos`` of shape (B,) and ``neg`` of shape (B, k).
         """
         a = self.encode_left(x1)
         c = self.encode_right(x2)
@@ -62,6 +67,7 @@ class PairScorer(_PairScoring):
     hidden_layer_sizes : tuple of int
         At least one hidden layer (a linear function of the pair has no interaction).
     layer_norm : bool, default=True
+        Normalise each hidden layer's pre-activation (per example).
     sparse_grad : bool, default=False
         Sparse gradients of the first layer's word weights (see
         :class:`~sknce.nn.InputLinear`).
@@ -89,15 +95,47 @@ class PairScorer(_PairScoring):
         self.head = nn.Sequential(*layers)
 
     def encode_left(self, x: torch.Tensor) -> torch.Tensor:
-        """First-layer contribution of the first half, ``W_1 x + b``."""
+        """First-layer contribution of the first half, ``W_1 x + b``.
+
+        Parameters
+        ----------
+        x : Tensor of shape (batch, n_words), dense or sparse
+            First halves of documents.
+
+        Returns
+        -------
+        Tensor of shape (batch, hidden_layer_sizes[0])
+        """
         return self.left(x)
 
     def encode_right(self, x: torch.Tensor) -> torch.Tensor:
-        """First-layer contribution of the second half (or landmark), ``W_2 x'``."""
+        """First-layer contribution of the second half (or landmark), ``W_2 x'``.
+
+        Parameters
+        ----------
+        x : Tensor of shape (batch, n_words), dense or sparse
+            Second halves of documents, or landmarks.
+
+        Returns
+        -------
+        Tensor of shape (batch, hidden_layer_sizes[0])
+        """
         return self.right(x)
 
     def combine(self, a: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
-        """Scores from broadcastable encodings ``a`` and ``c`` (last axis: features)."""
+        """Scores from broadcastable encodings ``a`` and ``c`` (last axis: features).
+
+        Parameters
+        ----------
+        a : Tensor of shape (..., hidden_layer_sizes[0])
+            Encodings of first halves (:meth:`encode_left`).
+        c : Tensor of shape (..., hidden_layer_sizes[0])
+            Encodings of second halves (:meth:`encode_right`).
+
+        Returns
+        -------
+        Tensor of the broadcast shape without its last axis
+        """
         return self.head(a + c).squeeze(-1)
 
 
@@ -125,15 +163,47 @@ class BilinearScorer(_PairScoring):
         return self.f2 is None
 
     def encode_left(self, x: torch.Tensor) -> torch.Tensor:
-        """:math:`f_1(x)`, the embedding."""
+        """:math:`f_1(x)`, the embedding.
+
+        Parameters
+        ----------
+        x : Tensor of shape (batch, n_words), dense or sparse
+            First halves of documents (or whole documents, to embed them).
+
+        Returns
+        -------
+        Tensor of shape (batch, d)
+        """
         return self.f1(x)
 
     def encode_right(self, x: torch.Tensor) -> torch.Tensor:
-        """:math:`f_2(x')` (:math:`f_1(x')` when tied)."""
+        """:math:`f_2(x')` (:math:`f_1(x')` when tied).
+
+        Parameters
+        ----------
+        x : Tensor of shape (batch, n_words), dense or sparse
+            Second halves of documents.
+
+        Returns
+        -------
+        Tensor of shape (batch, d)
+        """
         return self.f1(x) if self.f2 is None else self.f2(x)
 
     def combine(self, a: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
-        """Inner products of broadcastable encodings."""
+        """Inner products of broadcastable encodings.
+
+        Parameters
+        ----------
+        a : Tensor of shape (..., d)
+            Encodings of first halves (:meth:`encode_left`).
+        c : Tensor of shape (..., d)
+            Encodings of second halves (:meth:`encode_right`).
+
+        Returns
+        -------
+        Tensor of the broadcast shape without its last axis
+        """
         return (a * c).sum(-1)
 
 
@@ -149,7 +219,9 @@ class LinearSkipEncoder(nn.Module):
     Parameters
     ----------
     in_features : int
+        Vocabulary size (columns of the bags).
     out_features : int
+        Dimension of the embedding.
     hidden_layer_sizes : tuple of int, default=()
         Hidden layers of the branch :math:`g`.
     weight : array-like of shape (in_features, out_features) or None, default=None
@@ -183,5 +255,16 @@ class LinearSkipEncoder(nn.Module):
             nn.init.zeros_(last.bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """:math:`x P + g(x)` on a batch of bags.
+
+        Parameters
+        ----------
+        x : Tensor of shape (batch, in_features), dense or sparse
+            Bags of words.
+
+        Returns
+        -------
+        Tensor of shape (batch, out_features)
+        """
         out = self.linear(x)
         return out if self.branch is None else out + self.branch(x)

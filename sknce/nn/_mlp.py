@@ -28,8 +28,11 @@ class InputLinear(nn.Module):
     Parameters
     ----------
     in_features : int
+        Number of input features (columns of ``x``).
     out_features : int
+        Number of outputs.
     bias : bool, default=True
+        Add a learned bias to the output.
     sparse_grad : bool, default=False
         Give the weight a sparse gradient for sparse (row-major, as
         ``sknce._data.csr_to_tensor`` builds) input.
@@ -48,6 +51,17 @@ class InputLinear(nn.Module):
         nn.init.uniform_(self.weight, -bound, bound)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """``x @ weight + bias``, for dense or sparse COO ``x``.
+
+        Parameters
+        ----------
+        x : Tensor of shape (batch, n_features), dense or sparse
+            A batch of inputs.
+
+        Returns
+        -------
+        Tensor of shape (batch, out_features)
+        """
         if not x.is_sparse:
             out = x @ self.weight
         elif self.sparse_grad or not torch.is_grad_enabled():
@@ -82,9 +96,11 @@ class MLP(nn.Module):
     Parameters
     ----------
     in_features : int
+        Number of input features.
     hidden_layer_sizes : tuple of int
         Widths of the hidden layers, as in sklearn's ``MLPClassifier``.
     out_features : int
+        Width of the output.
     layer_norm : bool, default=True
         Normalise each hidden layer's pre-activation (per example, so outputs
         never depend on the rest of the batch).
@@ -120,6 +136,17 @@ class MLP(nn.Module):
         self.hidden = nn.Sequential(*layers)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The network's output on a batch.
+
+        Parameters
+        ----------
+        x : Tensor of shape (batch, n_features), dense or sparse
+            A batch of inputs.
+
+        Returns
+        -------
+        Tensor of shape (batch, out_features)
+        """
         return self.hidden(self.input(x))
 
 
@@ -139,11 +166,34 @@ class DenseInput(nn.Module):
         self.module = module
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The wrapped module's output on the dense form of ``x``.
+
+        Parameters
+        ----------
+        x : Tensor of shape (batch, n_features), dense or sparse
+            A batch of inputs.
+
+        Returns
+        -------
+        Tensor of shape (batch, d)
+        """
         return self.module(x.to_dense() if x.is_sparse else x)
 
 
 def output_dim(encoder: nn.Module, n_features: int) -> int:
     """Width of ``encoder``'s output on a batch of two zero inputs, checking it is 2-D.
+
+    Parameters
+    ----------
+    encoder : nn.Module
+        Maps a float32 batch of shape (batch, n_features) to (batch, d).
+    n_features : int
+        Number of input features.
+
+    Returns
+    -------
+    int
+        ``d``.
 
     Raises
     ------

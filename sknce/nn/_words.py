@@ -24,6 +24,7 @@ def bag_mean(embedding: nn.Embedding, words: torch.Tensor, offsets: torch.Tensor
     Parameters
     ----------
     embedding : nn.Embedding
+        The input embeddings whose rows are averaged.
     words : LongTensor of shape (n_words,)
         The bags' words, bag after bag.
     offsets : LongTensor of shape (n_bags,)
@@ -70,7 +71,9 @@ class SkipGram(nn.Module):
         Parameters
         ----------
         centres : LongTensor of shape (batch,)
+            The word whose input vector each row scores with.
         targets : LongTensor of shape (batch,) or (batch, K)
+            The output words scored, one or K per row.
 
         Returns
         -------
@@ -88,6 +91,7 @@ class SkipGram(nn.Module):
         Parameters
         ----------
         words : LongTensor of shape (n_examples,), or (n_words,) with ``offsets``
+            One word per example, or the examples' bags of words one after another.
         offsets : LongTensor of shape (n_examples,) or None, default=None
             Start of each example's bag in ``words`` (:func:`bag_mean`).
 
@@ -107,6 +111,7 @@ class SkipGram(nn.Module):
         h : Tensor of shape (n_queries, dim)
             Input vectors (:meth:`encode`).
         candidates : LongTensor of shape (n_candidates,)
+            The words whose output vectors are scored.
 
         Returns
         -------
@@ -120,7 +125,9 @@ class SkipGram(nn.Module):
         Parameters
         ----------
         centres : LongTensor of shape (n_centres,)
+            The words whose input vectors score.
         candidates : LongTensor of shape (n_candidates,)
+            The words whose output vectors are scored.
 
         Returns
         -------
@@ -138,16 +145,16 @@ class SharedCentreGenerator(nn.Module):
     the first proposals are the noise). A skip-gram generator has its own centre
     vector :math:`g_t`, which REINFORCE updates only when :math:`t` is a centre
     word of a batch; here every centre word's proposal follows its discriminator
-    vector, however rarely the word is seen. (On the benchmark corpus of
-    :class:`~sknce.ACEWord2Vec` the rare words' own :math:`g_t` did get trained,
-    and this generator lowered their similarity scores.)
+    vector, however rarely the word is seen.
 
     Parameters
     ----------
     centre_embeddings : nn.Embedding
         The discriminator's input embeddings (shared, not a parameter of this module).
     n_words : int
+        Vocabulary size.
     dim : int
+        Embedding dimension, that of ``centre_embeddings``.
     """
 
     def __init__(self, centre_embeddings: nn.Embedding, n_words: int, dim: int) -> None:
@@ -162,7 +169,16 @@ class SharedCentreGenerator(nn.Module):
     def encode(self, words: torch.Tensor, offsets: torch.Tensor | None = None) -> torch.Tensor:
         """The discriminator's input vectors of examples, without gradient.
 
-        See :meth:`SkipGram.encode`.
+        Parameters
+        ----------
+        words : LongTensor of shape (n_examples,), or (n_words,) with ``offsets``
+            One word per example, or the examples' bags of words one after another.
+        offsets : LongTensor of shape (n_examples,) or None, default=None
+            Start of each example's bag in ``words`` (:func:`bag_mean`).
+
+        Returns
+        -------
+        Tensor of shape (n_examples, dim)
         """
         centres = self._centres[0]
         if offsets is None:
@@ -170,7 +186,19 @@ class SharedCentreGenerator(nn.Module):
         return bag_mean(centres, words, offsets).detach()
 
     def candidate_logits(self, h: torch.Tensor, candidates: torch.Tensor) -> torch.Tensor:
-        """Scores of candidates for input vectors (:meth:`SkipGram.candidate_logits`)."""
+        """Scores of every candidate for every input vector ``h``, one matrix product.
+
+        Parameters
+        ----------
+        h : Tensor of shape (n_queries, dim)
+            Input vectors (:meth:`encode`).
+        candidates : LongTensor of shape (n_candidates,)
+            The words whose (generator) output vectors are scored.
+
+        Returns
+        -------
+        Tensor of shape (n_queries, n_candidates)
+        """
         return h @ self.output_embeddings(candidates).T
 
     def logits(self, centres: torch.Tensor, candidates: torch.Tensor) -> torch.Tensor:
@@ -179,7 +207,9 @@ class SharedCentreGenerator(nn.Module):
         Parameters
         ----------
         centres : LongTensor of shape (n_centres,)
+            The centre words, read through the discriminator's input vectors.
         candidates : LongTensor of shape (n_candidates,)
+            The words whose (generator) output vectors are scored.
 
         Returns
         -------
@@ -202,7 +232,9 @@ class ACESkipGram(nn.Module):
     Parameters
     ----------
     n_words : int
+        Vocabulary size.
     dim : int
+        Dimension of the word vectors.
     adversarial : bool, default=True
         Build the generator.
     generator_centre : {"own", "discriminator"}, default="own"
@@ -249,8 +281,14 @@ class ACESkipGram(nn.Module):
         positives : LongTensor of shape (batch,)
             The true output words (skip-gram: the context; CBOW: the centre word).
         negatives : LongTensor of shape (batch, K)
+            The negative output words drawn for each example.
         offsets : LongTensor of shape (batch,) or None, default=None
             Start of each example's bag in ``words`` (CBOW).
+
+        Returns
+        -------
+        dict of Tensor
+            ``pos`` of shape (batch,) and ``neg`` of shape (batch, K).
         """
         discriminator = self.discriminator
         h = discriminator.encode(words, offsets)
