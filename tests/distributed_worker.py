@@ -1,6 +1,6 @@
 """One process of the 2-process test (tests/test_distributed.py), run by torchrun.
 
-Every process fits the same estimators on the same data with one
+Every process fits the same estimators (all six, and a streamed fit) on the same data with one
 ``accelerate.Accelerator`` (gloo on the CPU), then writes what it ended with
 (weights, history) to ``OUT/<name>-<rank>.pkl``; process 0 also pickles the
 fitted estimators (``OUT/<name>.estimator.pkl``). The data and settings live
@@ -30,6 +30,18 @@ def counts_data():
     return corpus.X, corpus.target
 
 
+def regression_data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 3))
+    return X, X @ np.array([1.0, -2.0, 0.5]) + 0.1 * rng.normal(size=600)
+
+
+def chunks(X, n_chunks: int = 4) -> list:
+    """``X`` cut into ``n_chunks`` blocks of rows: a stream of chunks."""
+    bounds = np.linspace(0, X.shape[0], n_chunks + 1).astype(int)
+    return [X[lo:hi] for lo, hi in zip(bounds, bounds[1:])]
+
+
 def corpus_data():
     """Two groups of words that never share a document: a planted similarity structure."""
     rng = np.random.default_rng(0)
@@ -38,37 +50,57 @@ def corpus_data():
 
 
 def cases():
-    """(name, estimator factory, data) of each fit; early stopping on where it applies."""
-    from sknce import ACEWord2Vec, ConditionalNCEClassifier, DirectNCEEmbedder
+    """(name, estimator factory, data) of each fit: the six estimators and a streamed fit."""
+    from sknce import (
+        ACEWord2Vec,
+        ConditionalNCEClassifier,
+        ConditionalNCERegressor,
+        DirectNCEEmbedder,
+        LandmarkNCEEmbedder,
+        LatentClassNCEEmbedder,
+    )
 
     X, y = classification_data()
     counts, _ = counts_data()
+    X_reg, y_reg = regression_data()
+    small = dict(hidden_layer_sizes=(16,), batch_size=32, random_state=0)
     return [
         (
             "classifier",
             lambda **kw: ConditionalNCEClassifier(
-                n_negatives=4,
-                hidden_layer_sizes=(16,),
-                max_epochs=6,
-                batch_size=32,
-                lr=0.02,
-                early_stopping=True,
-                random_state=0,
-                **kw,
+                **small, n_negatives=4, max_epochs=6, lr=0.02, early_stopping=True, **kw
             ),
             (X, y),
         ),
         (
-            "direct",
-            lambda **kw: DirectNCEEmbedder(
-                n_components=8,
-                hidden_layer_sizes=(16,),
-                max_epochs=6,
-                batch_size=32,
-                random_state=0,
-                **kw,
+            "regressor",
+            lambda **kw: ConditionalNCERegressor(
+                **small, n_negatives=8, embedding_dim=8, n_grid=64, max_epochs=10, lr=0.02, **kw
             ),
+            (X_reg, y_reg),
+        ),
+        (
+            "direct",
+            lambda **kw: DirectNCEEmbedder(**small, n_components=8, max_epochs=6, **kw),
             (counts,),
+        ),
+        (
+            # early stopping holds out the stream's last chunk
+            "direct-stream",
+            lambda **kw: DirectNCEEmbedder(**small, n_components=8, max_epochs=6, **kw),
+            (chunks(counts),),
+        ),
+        (
+            "landmark",
+            lambda **kw: LandmarkNCEEmbedder(**small, n_landmarks=8, max_epochs=6, **kw),
+            (counts,),
+        ),
+        (
+            "latent",
+            lambda **kw: LatentClassNCEEmbedder(
+                **small, n_components=8, n_negatives=4, max_epochs=6, **kw
+            ),
+            (X, y),
         ),
         (
             "ace",

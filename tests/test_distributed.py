@@ -1,14 +1,15 @@
 """Data-parallel training (``accelerator=``) and distributed grid search.
 
-* Two CPU processes launched by ``torchrun`` (gloo) fit the conditional
-  classifier, the direct document embedder and ACE word vectors
-  (tests/distributed_worker.py): every process ends with the same model and the
-  same merged history, of the quality of a single-process fit on the same data.
+* Two CPU processes launched by ``torchrun`` (gloo) fit all six estimators and a
+  streamed fit (tests/distributed_worker.py): every process ends with the same
+  model and the same merged history, of the quality of a single-process fit on
+  the same data.
 * A one-process ``Accelerator`` trains exactly as no accelerator, on all six
-  estimators; bf16 mixed precision trains; a missing ``accelerate`` is an
-  ImportError naming the extra.
-* ``GridSearchCV`` under joblib's dask backend on a ``LocalCluster`` gives the
-  results of the sequential search.
+  estimators; bf16 mixed precision trains the five array estimators; a missing
+  ``accelerate`` is an ImportError naming the extra.
+* ``GridSearchCV`` under joblib's dask backend on a ``LocalCluster`` (threads, and
+  worker processes to which the estimators are pickled) gives the results of the
+  sequential search.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ import numpy as np
 import pytest
 import torch
 from sklearn.base import clone
-from sklearn.model_selection import GridSearchCV
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GridSearchCV, cross_val_score
 from test_common import ESTIMATORS, REGISTRY, _data
 
 HAS_ACCELERATE = importlib.util.find_spec("accelerate") is not None
@@ -59,7 +61,7 @@ def _states(out: Path, name: str) -> list[dict]:
     return [pickle.loads((out / f"{name}-{rank}.pkl").read_bytes()) for rank in (0, 1)]
 
 
-@pytest.mark.parametrize("name", ["classifier", "direct", "ace"])
+@pytest.mark.parametrize("name", [case[0] for case in worker.cases()])
 def test_both_processes_end_with_the_same_model_and_history(two_processes, name):
     first, second = _states(two_processes, name)
     assert first["n_processes"] == second["n_processes"] == 2
@@ -80,8 +82,64 @@ def test_the_merged_history_holds_the_batches_of_both_processes(two_processes):
         assert sum(b.get("valid_batch_size", 0) for b in batches) == n_examples - n_train
 
 
+def test_a_stream_is_sharded_chunk_by_chunk_and_holds_out_its_last_chunk(two_processes):
+    first, _ = _states(two_processes, "direct-stream")
+    sizes = [chunk.shape[0] for chunk in worker.chunks(worker.counts_data()[0])]
+    padded = sum(int(np.ceil(n / 2)) * 2 for n in sizes[:-1])  # each chunk is sharded
+    for batches in first["batches"]:
+        assert sum(b.get("train_batch_size", 0) for b in batches) == padded
+        assert sum(b.get("valid_batch_size", 0) for b in batches) == sizes[-1]
+
+
 def _single_process(name):
     return next((make(), data) for case, make, data in worker.cases() if case == name)
+
+
+def _probe_accuracy(embedder, X, y) -> float:
+    """Cross-validated accuracy of a linear probe on the embedding."""
+    probe = LogisticRegression(max_iter=500)
+    return float(cross_val_score(probe, embedder.transform(X), y, cv=3).mean())
+
+
+#: How each fit's quality is measured (higher is better) on the data it was fitted to,
+#: and the level both fits must pass (far from chance).
+QUALITY = {
+    "classifier": (lambda est, X, y: est.score(X, y), 0.9),  # accuracy (chance 1/6)
+    "regressor": (lambda est, X, y: est.score(X, y), 0.9),  # R^2
+    # minus the contrastive loss on fixed fresh pairs (chance: -log 2 = -0.693)
+    "direct": (lambda est, X, y: est.score(X), -0.66),
+    "direct-stream": (lambda est, X, y: est.score(X), -0.66),
+    "landmark": (lambda est, X, y: est.score(X), -0.66),
+    "latent": (_probe_accuracy, 0.9),  # linear probe on the embedding (chance 1/6)
+}
+
+#: Reference data of each fit (the streamed fit is measured on the rows of its chunks).
+_DATA = {
+    "classifier": worker.classification_data,
+    "regressor": worker.regression_data,
+    "direct": worker.counts_data,
+    "direct-stream": worker.counts_data,
+    "landmark": worker.counts_data,
+    "latent": worker.classification_data,
+}
+
+
+@pytest.mark.parametrize("name", list(QUALITY))
+def test_two_processes_match_one_process_with_the_same_global_batch(two_processes, name):
+    """Two processes of ``batch_size`` b take the steps of one process of batch 2b.
+
+    The single-process reference fits the same data with ``batch_size=2b``; the
+    two-process model must reach its quality within 0.03 (the draws of the
+    negatives differ, so the models are not equal).
+    """
+    single, data = _single_process(name)
+    single.set_params(batch_size=2 * single.batch_size).fit(*data)
+    parallel = _load(two_processes, name)
+    X, y = _DATA[name]()
+    quality, floor = QUALITY[name]
+    reached, reference = quality(parallel, X, y), quality(single, X, y)
+    assert reached >= reference - 0.03, (reached, reference)
+    assert min(reached, reference) > floor
 
 
 def _load(out: Path, name: str):
@@ -155,18 +213,33 @@ def test_a_one_process_accelerator_trains_as_no_accelerator(name, accelerator_fa
     assert _fit(accelerated, name).n_iter_ == 2 * plain.n_iter_
 
 
-def test_bf16_mixed_precision_trains_in_bf16(accelerator_factory):
-    name = "ConditionalNCEClassifier"
-    params = {**REGISTRY[name].params, "hidden_layer_sizes": (32,)}
-    full = _fit(ESTIMATORS[name](**params), name)
-    mixed = _fit(
-        ESTIMATORS[name](**params, accelerator=accelerator_factory(mixed_precision="bf16")), name
-    )
+@pytest.mark.parametrize("name", list(QUALITY))
+def test_bf16_mixed_precision_trains_in_bf16(name, accelerator_factory):
+    """bf16 autocast (on CPUs too) changes the fit but not its quality (within 0.03)."""
+    make, data = next((make, data) for case, make, data in worker.cases() if case == name)
+    full = make().fit(*data)
+    mixed = make(accelerator=accelerator_factory(mixed_precision="bf16")).fit(*data)
     weights = list(mixed.net_.module_.parameters())
     assert all(w.dtype == torch.float32 for w in weights)  # master weights stay float32
     assert not all(torch.equal(a, b) for a, b in zip(full.net_.module_.parameters(), weights))
-    X, y = _data("classification")
-    assert mixed.score(X, y) >= full.score(X, y) - 0.05
+    quality, floor = QUALITY[name]
+    X, y = _DATA[name]()
+    reached, reference = quality(mixed, X, y), quality(full, X, y)
+    assert reached >= reference - 0.03, (reached, reference)
+    assert reached > floor
+
+
+def test_ace_ignores_mixed_precision(accelerator_factory):
+    """ACE's compiled kernel computes in float32 whatever the accelerator's precision."""
+    name = "ACEWord2Vec"
+    full = _fit(ESTIMATORS[name](**REGISTRY[name].params), name)
+    mixed = _fit(
+        ESTIMATORS[name](
+            **REGISTRY[name].params, accelerator=accelerator_factory(mixed_precision="bf16")
+        ),
+        name,
+    )
+    np.testing.assert_array_equal(mixed.vectors_, full.vectors_)
 
 
 def test_without_accelerate_the_error_names_the_extra(monkeypatch):
@@ -229,6 +302,39 @@ def test_grid_search_on_a_dask_cluster_equals_the_sequential_search():
     )
     with cluster, Client(cluster), parallel_backend("dask"):
         distributed = clone(search).set_params(n_jobs=-1).fit(X, y)
+    np.testing.assert_array_equal(
+        distributed.cv_results_["mean_test_score"], sequential.cv_results_["mean_test_score"]
+    )
+    assert distributed.best_params_ == sequential.best_params_
+
+
+def test_grid_search_on_dask_worker_processes_equals_the_sequential_search():
+    """The estimators and data are pickled to 2 worker processes, which fit them there."""
+    pytest.importorskip("dask.distributed", reason='needs "sknce[distributed]" (dask)')
+    import dask
+    from dask.distributed import Client, LocalCluster
+    from joblib import parallel_backend
+
+    name = "ConditionalNCEClassifier"
+    X, y = _data(REGISTRY[name].data)
+    params = {**REGISTRY[name].params, "max_epochs": 3}
+    search = GridSearchCV(ESTIMATORS[name](**params), {"lr": [0.01, 0.05]}, cv=2)
+    sequential = clone(search).fit(X, y)
+    # forkserver: fresh interpreters that import sknce when they unpickle the estimators,
+    # as on other machines; unlike spawn's, they exit at once when the cluster closes.
+    method = {"distributed.worker.multiprocessing-method": "forkserver"}
+    with dask.config.set(method):
+        cluster = LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            env={"OMP_NUM_THREADS": "1"},
+        )
+    with cluster, Client(cluster) as client, parallel_backend("dask"):
+        pids = set(client.run(os.getpid).values())
+        distributed = clone(search).set_params(n_jobs=-1).fit(X, y)
+    assert len(pids) == 2 and os.getpid() not in pids
     np.testing.assert_array_equal(
         distributed.cv_results_["mean_test_score"], sequential.cv_results_["mean_test_score"]
     )

@@ -1,9 +1,11 @@
-"""Fits on streams of chunks larger than memory, and the chunk files that hold them.
+"""Fits on streams of chunks larger than memory, the chunk files that hold them, and
+``partial_fit`` over chunks.
 
 ``DirectNCEEmbedder``, ``LandmarkNCEEmbedder`` and ``ConditionalNCEClassifier``
 accept a restartable iterable of chunks in ``fit``; ``NpzChunks`` reads chunk
 files lazily. A stream of one chunk trains exactly as the chunk in memory; a
-stream of several reaches the quality of the in-memory fit.
+stream of several reaches the quality of the in-memory fit. ``partial_fit`` over
+chunks, pass after pass, reaches the quality of ``fit`` on the whole data.
 """
 
 from __future__ import annotations
@@ -16,7 +18,13 @@ import scipy.sparse as sp
 import torch
 from sklearn.linear_model import LogisticRegression
 
-from sknce import ConditionalNCEClassifier, DirectNCEEmbedder, LandmarkNCEEmbedder
+from sknce import (
+    ConditionalNCEClassifier,
+    ConditionalNCERegressor,
+    DirectNCEEmbedder,
+    LandmarkNCEEmbedder,
+    LatentClassNCEEmbedder,
+)
 from sknce._data import ChunkedDataset, SampledDataset, is_chunk_stream, shard_rows
 from sknce.datasets import NpzChunks, make_topic_corpus, save_npz_chunks
 
@@ -33,6 +41,12 @@ def _blobs(n=800, seed=0):
     centers = rng.normal(scale=2.5, size=(6, 5))
     y = rng.integers(0, 6, size=n)
     return centers[y] + rng.normal(size=(n, 5)), y
+
+
+def _line(n=800, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    return X, X @ np.array([1.0, -2.0, 0.5]) + 0.1 * rng.normal(size=n)
 
 
 def _chunks(X, n_chunks, y=None):
@@ -217,6 +231,99 @@ def test_warm_start_continues_on_a_stream():
     emb = DirectNCEEmbedder(**FAST, n_components=4, max_epochs=2, early_stopping=False)
     emb.fit(_chunks(X, 3)).set_params(warm_start=True).fit(_chunks(X, 3))
     assert emb.n_iter_ == 4
+
+
+# --- partial_fit over chunks ------------------------------------------------------------
+def _probe(embedder, X, y, X_test, y_test) -> float:
+    """Held-out accuracy of a linear probe on the embedding."""
+    probe = LogisticRegression(max_iter=500).fit(embedder.transform(X), y)
+    return probe.score(embedder.transform(X_test), y_test)
+
+
+def _held_out_score(estimator, X, y, X_test, y_test) -> float:
+    return estimator.score(X_test, y_test)  # accuracy, or R^2
+
+
+#: name: (estimator, data, quality on held-out data, supervised, passes over the chunks)
+PARTIAL_FIT_CASES = {
+    "DirectNCEEmbedder": (
+        lambda: DirectNCEEmbedder(**FAST, n_components=8),
+        _corpus,
+        _probe,
+        False,
+        6,
+    ),
+    "LandmarkNCEEmbedder": (
+        lambda: LandmarkNCEEmbedder(**FAST, n_landmarks=8),
+        _corpus,
+        _probe,
+        False,
+        6,
+    ),
+    "LatentClassNCEEmbedder": (
+        lambda: LatentClassNCEEmbedder(**FAST, n_components=8, n_negatives=4),
+        _blobs,
+        _probe,
+        True,
+        6,
+    ),
+    "ConditionalNCEClassifier": (
+        lambda: ConditionalNCEClassifier(**FAST, n_negatives=4, lr=0.02),
+        _blobs,
+        _held_out_score,
+        True,
+        10,
+    ),
+    "ConditionalNCERegressor": (
+        lambda: ConditionalNCERegressor(
+            **FAST, n_negatives=8, embedding_dim=8, n_grid=64, lr=0.02
+        ),
+        _line,
+        _held_out_score,
+        True,
+        6,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(PARTIAL_FIT_CASES))
+def test_partial_fit_over_chunks_reaches_the_quality_of_a_whole_fit(name):
+    """4 chunks, P passes of ``partial_fit`` over them, against ``fit`` for P epochs.
+
+    Tolerance: the held-out quality (probe accuracy for the embedders, accuracy for
+    the classifier, R^2 for the regressor) is at least that of the whole fit
+    minus 0.03, and far above chance.
+    """
+    make, data, quality, supervised, passes = PARTIAL_FIT_CASES[name]
+    X_all, y_all = data(1600, seed=1)
+    X, y, X_test, y_test = X_all[:1200], y_all[:1200], X_all[1200:], y_all[1200:]
+    whole = make().set_params(max_epochs=passes, early_stopping=False)
+    whole.fit(X, y) if supervised else whole.fit(X)
+    online = make()
+    extra = {"classes": np.unique(y_all)} if name == "ConditionalNCEClassifier" else {}
+    for _ in range(passes):
+        for X_chunk, y_chunk in _chunks(X, 4, y):
+            if supervised:
+                online.partial_fit(X_chunk, y_chunk, **extra)
+            else:
+                online.partial_fit(X_chunk)
+    assert online.n_iter_ == 4 * passes
+    reached = quality(online, X, y, X_test, y_test)
+    reference = quality(whole, X, y, X_test, y_test)
+    assert reached >= reference - 0.03, (reached, reference)
+    assert reached > 0.9  # chance: 1/3 (topics), 1/6 (classes), 0 (R^2)
+
+
+def test_the_classifier_partial_fit_needs_classes_on_the_first_call():
+    X, y = _blobs(200)
+    clf = ConditionalNCEClassifier(**FAST, n_negatives=4)
+    with pytest.raises(ValueError, match="classes must be passed on the first call"):
+        clf.partial_fit(X[:100], y[:100])
+    assert not hasattr(clf, "net_")
+    clf.partial_fit(X[:100], y[:100], classes=np.arange(6))
+    clf.partial_fit(X[100:], y[100:])  # later calls need no classes
+    with pytest.raises(ValueError, match="not in classes_"):
+        clf.partial_fit(X[:10], np.full(10, 7))
 
 
 # --- errors that name the fix ------------------------------------------------------------
