@@ -11,14 +11,22 @@ What it guarantees to every estimator:
 
 * ``callbacks``, ``optimizer_kwargs``, ``warm_start`` and (through
   :meth:`BaseNCE._make_encoder`) ``encoder`` mean the same everywhere;
-* reproducible fits from ``random_state`` with no global random state
+* reproducible fits from ``random_state`` with no global random state: every
+  draw, module initialisation included, comes from the fit's own generators
   (see :mod:`sknce._random`);
-* a failed fit (an exception, a diverging loss) leaves the estimator as it was
-  before the call: unfitted, or with its previous fitted state; an interrupted
-  fit (``KeyboardInterrupt`` while training) keeps the network trained so far,
-  as skorch does, with a consistent fitted state;
+* input validated through :func:`sknce._compat.validate_data` (finite, within
+  what float32 arithmetic carries) and outputs checked for finiteness
+  (:meth:`BaseNCE._finite_output`), so bad input is an error, never NaN output;
+* a failed fit (an exception, a diverging loss) leaves the estimator exactly as it
+  was before the call: unfitted, or every attribute and the previous network
+  (weights, optimizer state, history, settings) as they were; an interrupted fit
+  (``KeyboardInterrupt`` while training) keeps the network trained so far, as
+  skorch does, with an interrupted epoch kept in ``history_`` and counted in
+  ``n_iter_`` (:meth:`sknce._engine.NCENet.fit_loop`), provided its weights are
+  finite;
 * a diverging fit raises :class:`~sknce.exceptions.TrainingDivergedError`
-  naming the fix, instead of returning NaN outputs;
+  naming the fix, instead of returning NaN outputs
+  (:class:`~sknce._callbacks.DivergenceGuard`);
 * ``accelerator`` (a Hugging Face ``accelerate.Accelerator``) trains data-parallel
   over the processes of a launch, with its device and mixed precision
   (:mod:`sknce._distributed`).
@@ -46,10 +54,6 @@ from sknce._random import Seeds, seeded_init
 from sknce.nn import DenseInput, output_dim
 
 __all__ = ["ENCODER_CONSTRAINT", "BaseNCE", "common_params"]
-
-
-def _is_fitted_attribute(name: str) -> bool:
-    return name.endswith("_") and not name.startswith("__")
 
 
 class BaseNCE(BaseEstimator):
@@ -128,6 +132,18 @@ class BaseNCE(BaseEstimator):
             "(e.g. with sklearn.preprocessing.StandardScaler)."
         )
 
+    def _sparse_gradients(self) -> bool:
+        """Whether the user asked for sparse gradients (``sparse_embeddings=True``).
+
+        An ``"auto"`` setting resolves to a combination that trains: nothing to check.
+        """
+        value = getattr(self, "sparse_embeddings", False)
+        return not isinstance(value, str) and bool(value)
+
+    def _optimizer_class(self) -> type:
+        """The optimizer class of a new network: ``optimizer``."""
+        return self.optimizer
+
     def _progress_bar(self) -> ProgressBar:
         return ProgressBar()
 
@@ -146,7 +162,7 @@ class BaseNCE(BaseEstimator):
                 "estimator's network has dense parameters. Use sknce.optim.LazyAdam (Adam on "
                 "the rows present for sparse gradients, ordinary Adam for dense ones)."
             )
-        if getattr(self, "sparse_embeddings", False) and issubclass(
+        if self._sparse_gradients() and issubclass(
             optimizer, (torch.optim.Adam, torch.optim.AdamW)
         ):
             raise ValueError(
@@ -155,7 +171,7 @@ class BaseNCE(BaseEstimator):
                 "the rows present), torch.optim.SGD or torch.optim.Adagrad."
             )
         accelerator = self.accelerator
-        if getattr(self, "sparse_embeddings", False) and (
+        if self._sparse_gradients() and (
             accelerator is not None and accelerator.num_processes > 1
         ):
             raise ValueError(
@@ -224,13 +240,16 @@ class BaseNCE(BaseEstimator):
     # --- fitting ----------------------------------------------------------------------
     @contextlib.contextmanager
     def _fitting(self) -> Iterator[None]:
-        """Run a fit that leaves the estimator as it was if the fit raises."""
-        before = {k: v for k, v in vars(self).items() if _is_fitted_attribute(k)}
+        """Run a fit that leaves the estimator as it was if the fit raises.
+
+        Every attribute is put back (the same objects); a continued network is
+        restored by :meth:`BaseNCE._train`.
+        """
+        before = dict(vars(self))
         try:
             yield
         except BaseException:
-            for name in [k for k in vars(self) if _is_fitted_attribute(k)]:
-                delattr(self, name)
+            vars(self).clear()
             vars(self).update(before)
             raise
 
@@ -306,7 +325,7 @@ class BaseNCE(BaseEstimator):
                 require_accelerate()
                 net_class = net_class.with_accelerator()
                 net_kwargs = {**net_kwargs, "accelerator": self.accelerator}
-            with seeded_init(seeds, device):
+            with seeded_init(seeds):
                 module, criterion = build(device)
             validation = self.early_stopping and not partial and self._can_validate(dataset)
             callbacks = self._callbacks(validation, extra_callbacks or [])
@@ -362,7 +381,9 @@ class BaseNCE(BaseEstimator):
 
     def _callbacks(self, validation: bool, extra: list) -> list:
         """sknce's callbacks (divergence, early stopping, extra, progress), then the user's."""
-        callbacks: list = [("divergence", DivergenceGuard(self._divergence_hint()))]
+        callbacks: list = [
+            ("divergence", DivergenceGuard(self._divergence_hint(), self._chance_loss()))
+        ]
         if validation:
             callbacks.append(("early_stopping", self._early_stopping()))
         callbacks.extend(extra)
@@ -384,7 +405,7 @@ class BaseNCE(BaseEstimator):
         return net_class(
             module=module,
             criterion=criterion,
-            optimizer=self.optimizer,
+            optimizer=self._optimizer_class(),
             lr=self.lr,
             device=device,
             train_split=HoldOut(self.validation_fraction, seeds) if validation else None,
@@ -411,6 +432,25 @@ class BaseNCE(BaseEstimator):
         )
 
     # --- inference helpers --------------------------------------------------------------
+    def _finite_output(self, out, method: str):
+        """``out`` (one row per sample), or a ValueError naming the fix if it is not finite.
+
+        Inputs are checked before inference (:func:`~sknce._compat.check_float32_range`),
+        but inputs within float32's range can still overflow in the network (many
+        large features summed): the output is checked rather than returned as NaN.
+        """
+        finite = torch.isfinite(out) if torch.is_tensor(out) else np.isfinite(out)
+        if bool(finite.all()):
+            return out
+        finite = finite.cpu().numpy() if torch.is_tensor(finite) else np.asarray(finite)
+        bad = int((~finite.reshape(finite.shape[0], -1).all(axis=1)).sum())
+        raise ValueError(
+            f"{type(self).__name__}.{method} gave non-finite values for {bad} of "
+            f"{finite.shape[0]} sample(s): float32 arithmetic overflowed on their inputs, "
+            "which are far larger than the training data. Scale X as the training data "
+            "were scaled (e.g. with the StandardScaler fitted on them)."
+        )
+
     def _score_rng(self) -> np.random.Generator:
         """The random stream of ``score``: the same draws at every call, in any thread."""
         return self.net_.seeds.numpy("score")

@@ -20,9 +20,15 @@ from sknce.exceptions import TrainingDivergedError
 
 __all__ = ["ChanceAwareEarlyStopping", "DivergenceGuard", "LinearDecay", "beats_chance"]
 
-#: An epoch loss this many times the first epoch's is taken as divergence (an exploding
-#: but still finite loss, e.g. vectors of 1e10 after a far too large learning rate).
+#: A training batch's loss this many times the loss at the start of the fit (at least 1)
+#: is taken as divergence: an exploding but still finite loss, e.g. word vectors of 1e10
+#: after a far too large learning rate.
 _EXPLOSION = 1e3
+
+#: A parameter whose magnitude grew this many times (from at least 1) is taken as
+#: divergence: weights behind a normalised output (unit vectors) can run away while
+#: the loss stays put.
+_RUNAWAY = 1e4
 
 
 def beats_chance(loss: float, chance: float) -> bool:
@@ -119,22 +125,37 @@ class ChanceAwareEarlyStopping(EarlyStopping):
 class DivergenceGuard(Callback):
     """Raise :class:`~sknce.exceptions.TrainingDivergedError` when a fit diverges.
 
-    A fit has diverged when a batch's loss is not finite, when a parameter is
-    not finite at the end of an epoch, or when an epoch's training loss exceeds
-    1000 times the first epoch's. The error names the fix (``hint``).
+    A fit has diverged when
+
+    * a batch's loss is not finite;
+    * a training batch's loss exceeds 1000 times the loss at the start of the fit
+      (that of its first training batch, computed before any update), the
+      objective's ``chance`` loss, or 1, whichever is largest: checked at every
+      batch, so a fit that explodes in its first epoch, or whose loss explodes and
+      then falls, is stopped too;
+    * at the end of an epoch or of the fit (an interrupted one included), a
+      parameter is not finite, or its largest magnitude exceeds 10,000 times its
+      largest magnitude at the start of the fit, or 10,000 for a parameter that
+      started below 1 (an output kept finite by a normalisation, while the
+      weights behind it run away).
+
+    The error names the fix (``hint``).
 
     Parameters
     ----------
     hint : str
         What the user can change, e.g. "Lower lr (now 0.1)."
+    chance : float or None, default=None
+        Loss of the best constant prediction, when the objective has one.
     """
 
-    def __init__(self, hint: str) -> None:
+    def __init__(self, hint: str, chance: float | None = None) -> None:
         self.hint = hint
+        self.chance = chance
 
-    def initialize(self):
-        self.first_loss_ = None
-        return self
+    def on_train_begin(self, net, **kwargs) -> None:
+        self.start_loss_ = None
+        self.start_scale_ = {name: _magnitude(p) for name, p in net.get_all_learnable_params()}
 
     def _diverged(self, net, what: str):
         epoch = len(net.history)
@@ -147,20 +168,44 @@ class DivergenceGuard(Callback):
         value = float(loss.detach()) if torch.is_tensor(loss) else float(loss or 0.0)
         if not math.isfinite(value):
             self._diverged(net, f"the {'training' if training else 'validation'} loss is {value}")
-
-    def on_epoch_end(self, net, **kwargs) -> None:
-        for name, param in net.get_all_learnable_params():
-            if not bool(torch.isfinite(param).all()):
-                self._diverged(net, f"the parameter {name!r} has non-finite values")
-        loss = float(net.history[-1, "train_loss"])
-        if self.first_loss_ is None:
-            self.first_loss_ = loss
-        elif loss > _EXPLOSION * max(abs(self.first_loss_), 1.0):
+        if not training:
+            return
+        if self.start_loss_ is None:
+            self.start_loss_ = value
+        reference = max(abs(self.start_loss_), self.chance or 0.0, 1.0)
+        if value > _EXPLOSION * reference:
             self._diverged(
                 net,
-                f"the training loss grew from {self.first_loss_:.4g} in its first epoch "
-                f"to {loss:.4g}",
+                f"a training batch's loss reached {value:.4g}, against {self.start_loss_:.4g} "
+                "at the start of the fit",
             )
+
+    def on_epoch_end(self, net, **kwargs) -> None:
+        self._check_parameters(net)
+
+    def on_train_end(self, net, **kwargs) -> None:
+        # After an interrupt (KeyboardInterrupt), the weights of the last steps.
+        self._check_parameters(net)
+
+    def _check_parameters(self, net) -> None:
+        for name, param in net.get_all_learnable_params():
+            size = _magnitude(param)
+            if not math.isfinite(size):
+                self._diverged(net, f"the parameter {name!r} has non-finite values")
+            start = self.start_scale_.get(name, 0.0)
+            if size > _RUNAWAY * max(start, 1.0):
+                self._diverged(
+                    net,
+                    f"the parameter {name!r} grew to magnitude {size:.4g} (from {start:.4g} "
+                    "at the start of the fit)",
+                )
+
+
+def _magnitude(param: torch.Tensor) -> float:
+    """Largest absolute value of a parameter (NaN if it holds a NaN; 0 if empty)."""
+    if not param.numel():
+        return 0.0
+    return float(param.detach().abs().max())
 
 
 class LinearDecay(Callback):

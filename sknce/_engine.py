@@ -16,7 +16,8 @@ What the engine adds to skorch:
   of the uninterrupted one; the validation pairs are the same at every epoch;
 * a batch knows its number of examples (its tensors need not share a length);
 * :meth:`NCENet.mean_loss`, the objective on a dataset, which ``score`` uses;
-* :meth:`NCENet.snapshot`, so that a failed warm start restores the net.
+* :meth:`NCENet.snapshot`, so that a failed warm start restores the net;
+* an interrupted epoch is closed in the history (:meth:`NCENet.fit_loop`).
 """
 
 from __future__ import annotations
@@ -251,10 +252,41 @@ class NCENet(NeuralNet):
                 count += batch.size
         return total / max(count, 1)
 
-    def snapshot(self) -> Callable[[], None]:
-        """Copy the trainable state; the returned function puts it back in place.
+    def fit_loop(self, X, y=None, epochs=None, **fit_params):
+        """skorch's loop; an interrupted epoch is closed before skorch ends the fit.
 
-        In-place restoring keeps arrays that view the parameters (word vectors) valid.
+        skorch catches the ``KeyboardInterrupt`` (a user's, or early stopping's) and
+        keeps the network trained so far. An epoch interrupted after one or more
+        training batches keeps its row of the history, with the mean loss of those
+        batches as ``train_loss`` and ``interrupted=True``; one interrupted before
+        its first training batch ended is dropped. So every row of the history
+        holds a ``train_loss`` and counts the epochs that changed the weights.
+        """
+        try:
+            return super().fit_loop(X, y, epochs=epochs, **fit_params)
+        except KeyboardInterrupt:
+            self._close_interrupted_epoch()
+            raise
+
+    def _close_interrupted_epoch(self) -> None:
+        if not len(self.history) or "train_loss" in self.history[-1]:
+            return
+        row = self.history[-1]
+        done = [b for b in row.get("batches", []) if "train_loss" in b]
+        if not done:
+            self.history.pop()
+            return
+        sizes = [b.get("train_batch_size", 1) for b in done]
+        row["train_loss"] = float(np.average([b["train_loss"] for b in done], weights=sizes))
+        row["interrupted"] = True
+
+    def snapshot(self) -> Callable[[], None]:
+        """Copy the trainable state and the settings; the returned function puts them back.
+
+        Modules and optimizers are restored in place, which keeps arrays that view
+        the parameters (word vectors) valid; the history and every attribute of the
+        net (``lr``, ``max_epochs``, ``verbose``, what a fit cached) are put back as
+        they were.
         """
         modules = {
             name: copy.deepcopy(getattr(self, name + "_").state_dict())
@@ -265,12 +297,16 @@ class NCENet(NeuralNet):
             for name in self._optimizers
         }
         history = copy.deepcopy(self.history)
+        attributes = dict(vars(self))
 
         def restore() -> None:
             for name, state in modules.items():
                 getattr(self, name + "_").load_state_dict(state)
             for name, state in optimizers.items():
                 getattr(self, name + "_").load_state_dict(state)
+            for name in set(vars(self)) - set(attributes):
+                delattr(self, name)
+            vars(self).update(attributes)
             self.history = history
 
         return restore

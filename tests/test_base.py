@@ -16,7 +16,7 @@ from sknce._callbacks import ChanceAwareEarlyStopping
 from sknce._compat import _fit_context, check_is_fitted, validate_data
 from sknce._data import Batch, SampledDataset, as_csr_or_dense, rows_to_tensor
 from sknce._engine import NCENet, prefetched, resolve_device
-from sknce._random import torch_generator
+from sknce._random import Seeds, seeded_init, torch_generator
 from sknce.exceptions import TrainingDivergedError
 from sknce.losses import RankingNCELoss
 from sknce.nn import MLP
@@ -140,6 +140,34 @@ def test_same_random_state_same_fit_and_global_rngs_untouched(blobs):
     assert _same_weights(a, b) and not _same_weights(a, c)
 
 
+class _DrawsInItsConstructor(torch.nn.Module):
+    """A user's module initialising itself with torch's random functions."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Parameter(torch.randn(5))
+        self.b = torch.nn.Parameter(torch.empty(5).uniform_(-1, 1))
+        self.c = torch.nn.Parameter(torch.randint(0, 9, (5,)).float())
+
+
+def test_seeded_init_draws_torchs_defaults_from_the_fits_own_generator():
+    seeds = Seeds(7)
+    torch.manual_seed(seeds.int("init"))
+    expected = [_ToyScorer(6, 4), _DrawsInItsConstructor()]
+    state = torch.random.get_rng_state()
+    with seeded_init(seeds):
+        built = [_ToyScorer(6, 4), _DrawsInItsConstructor()]
+    # The same numbers as torch's defaults after torch.manual_seed, but the global
+    # generator was neither read nor advanced.
+    assert torch.equal(torch.random.get_rng_state(), state)
+    for module, reference in zip(built, expected):
+        for a, b in zip(module.parameters(), reference.parameters(), strict=True):
+            assert torch.equal(a, b)
+    with seeded_init(Seeds(8)):
+        other = _DrawsInItsConstructor()
+    assert not torch.equal(other.a, built[1].a)
+
+
 def test_fits_in_concurrent_threads_equal_sequential_fits(blobs):
     """Seeding is per fit: threads running fits side by side do not disturb each other."""
     X, y = blobs
@@ -217,6 +245,7 @@ def test_pickle_and_clone(blobs):
     assert clone(est).get_params() == est.get_params()
 
 
+@pytest.mark.filterwarnings("ignore:Setting self.device = cpu:skorch.exceptions.DeviceWarning")
 def test_cuda_trained_net_loads_on_cpu(blobs):
     """skorch maps CUDA tensors to the CPU on unpickling when no GPU is present."""
     if torch.cuda.is_available():
@@ -321,6 +350,31 @@ def test_an_interrupted_fit_keeps_the_network_trained_so_far(blobs):
     est = ToyNCEClassifier(random_state=0, max_epochs=10, callbacks=[_Interrupt()]).fit(X, y)
     assert est.n_iter_ == len(est.history_) == 2
     assert (est.predict(X) == y).mean() > 0.5
+
+
+class _BreakThenInterrupt(Callback):
+    """After the first batch of epoch 3: a NaN weight, then an interrupt."""
+
+    def on_batch_end(self, net, training=False, **kwargs):
+        if training and len(net.history) == 3:
+            with torch.no_grad():
+                next(net.module_.parameters())[0] = float("nan")
+            raise KeyboardInterrupt
+
+
+def test_an_interrupted_fit_with_non_finite_weights_is_a_failed_fit(blobs):
+    """The weights of an interrupted fit are checked as an epoch's are."""
+    X, y = blobs
+    est = ToyNCEClassifier(random_state=0, max_epochs=2).fit(X, y)
+    est.set_params(warm_start=True)
+    est.net_.callbacks_.append(("break", _BreakThenInterrupt()))
+    state, weights = dict(vars(est)), _weights(est)
+    with pytest.raises(TrainingDivergedError, match="'encoder.*' has non-finite values"):
+        est.fit(X, y)
+    assert vars(est).keys() == state.keys()
+    assert all(vars(est)[k] is v for k, v in state.items())
+    assert all(torch.equal(a, b) for a, b in zip(weights, _weights(est)))
+    assert est.n_iter_ == len(est.net_.history) == 2
 
 
 def test_prefetched_keeps_order_and_raises_the_producers_error():

@@ -117,7 +117,16 @@ def save_npz_chunks(
     -------
     NpzChunks
         The written files, in the order of ``chunks``.
+
+    Notes
+    -----
+    Each file is written to a temporary file in ``directory`` and renamed over its
+    target only once complete, so an error or an interrupt never leaves a
+    truncated chunk, nor damages an existing file of the same name.
     """
+    # Imported here: the word-vector package is not needed to read chunks.
+    from sknce.words._io import atomic_write
+
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     files = []
@@ -136,6 +145,7 @@ def save_npz_chunks(
         else:
             arrays["X"] = np.asarray(X)
         path = directory / f"{prefix}-{index:05d}.npz"
-        np.savez(path, **arrays)
+        with atomic_write(path) as stream:
+            np.savez(stream, **arrays)
         files.append(path)
     return NpzChunks(files)
