@@ -74,7 +74,12 @@ def simplex_etf_report(Z, labels) -> Bunch:
     >>> float(report.mean_cosine), float(report.etf_cosine), float(report.mean_intra_var)
     (-1.0, -1.0, 0.0)
     """
-    Z = check_array(Z, dtype=[np.float64, np.float32], input_name="Z")
+    Z = check_array(Z, dtype=[np.float64, np.float32], input_name="Z", ensure_all_finite=False)
+    if not np.all(np.isfinite(Z)):
+        raise ValueError(
+            "Z contains NaN or infinity; simplex_etf_report needs finite representations, "
+            "such as a fitted embedder's transform output."
+        )
     labels = column_or_1d(labels, warn=True)
     check_consistent_length(Z, labels)
     if labels.dtype.kind in "fc" and not np.all(np.isfinite(labels)):

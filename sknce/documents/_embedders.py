@@ -412,7 +412,7 @@ class _BaseDocumentNCE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNC
         """
         X = self._validate_counts(X, reset=False, integer=False)
         dtype = X.dtype
-        out = self._embed(_as_csr(X))
+        out = self._finite_output(self._embed(_as_csr(X)), "transform")
         return out.cpu().numpy().astype(dtype, copy=False)
 
 
