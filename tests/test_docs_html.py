@@ -1,22 +1,28 @@
 """The built HTML documentation, read as a user reads it.
 
 Every estimator page documents every public method of the class (inherited ones
-included) and describes every constructor parameter; every public name of every public
-module has a page; summaries are whole sentences; math is rendered by a MathJax copied
-into the build, with no CDN, so that the pages work offline.
+included); every parameter of every public class, method and function is described;
+every public name of every public module has a page; summaries are whole sentences and
+none is empty; math is rendered by a MathJax copied into the build, with no CDN, so that
+the pages work offline.
 
 These tests read the HTML that ``python -m sphinx -b html docs docs/_build/html`` writes.
 ``bash .ci/test`` builds the docs first and sets ``SKNCE_DOCS_HTML``; then a missing
-build fails. In a plain local ``pytest`` without a build they are skipped.
+build fails. In a plain local ``pytest`` without a build they are skipped. Where a
+Chromium is installed, the last tests open pages in it, headless and with no network:
+the math must render and no gallery code may need a horizontal scroll.
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
+import json
 import os
 import pkgutil
 import re
+import shutil
+import subprocess
 from functools import cache
 from pathlib import Path
 
@@ -287,3 +293,88 @@ def test_math_is_rendered_by_a_local_mathjax():
         for src in scripts:
             target = (path.parent / src.split("?")[0]).resolve()
             assert target.is_file(), f"{path.relative_to(html)} loads a missing {src}"
+
+
+# --- in a real browser, offline (optional: skipped where no Chromium is installed) ---------
+_HEADLESS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    # No network at all: a page must render from the files of the build.
+    "--proxy-server=127.0.0.1:9",
+    "--host-resolver-rules=MAP * ~NOTFOUND",
+    # Let MathJax's scripts finish before the page is read.
+    "--virtual-time-budget=15000",
+]
+
+
+def _browse(url: str, profile: Path, *flags: str) -> str:
+    """The DOM of ``url`` after its scripts ran, in a headless Chromium."""
+    browser = next(
+        (p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p),
+        None,
+    )
+    if browser is None:
+        pytest.skip("no Chromium installed (apt-get install chromium): browser checks skipped")
+    result = subprocess.run(
+        [browser, *_HEADLESS, f"--user-data-dir={profile}", *flags, "--dump-dom", url],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, f"chromium failed on {url}:\n{result.stderr[-2000:]}"
+    return result.stdout
+
+
+MATH_PAGES = ["generated/sknce.losses.ranking_nce.html", "user_guide/core.html"]
+
+
+@pytest.mark.parametrize("page", MATH_PAGES)
+def test_math_renders_offline_in_a_browser(page, tmp_path):
+    from bs4 import BeautifulSoup
+
+    path = _html_dir() / page
+    formulas = _soup(path).select(".math")
+    assert formulas, f"{page} has no math to render"
+    dom = BeautifulSoup(_browse(path.resolve().as_uri(), tmp_path / "profile"), "html.parser")
+    assert len(dom.find_all("mjx-container")) == len(formulas), "formulas left unrendered"
+    assert dom.find_all("mjx-merror") == [], "MathJax could not typeset some formulas"
+
+
+# A page of its own that opens each gallery page in a 600-pixel frame (a phone's width) and
+# lists the code and output blocks wider than their box, which a reader would have to scroll.
+_OVERFLOW_PROBE = """<!DOCTYPE html><html><body><pre id="result">not measured</pre><script>
+const pages = %s, found = {};
+let pending = pages.length;
+for (const url of pages) {
+  const frame = document.createElement("iframe");
+  frame.style.width = "600px";
+  frame.style.height = "800px";
+  frame.onload = () => setTimeout(() => {
+    found[url] = [...frame.contentDocument.querySelectorAll("pre")]
+      .filter(pre => pre.scrollWidth > pre.clientWidth + 1)
+      .map(pre => pre.textContent.slice(0, 80));
+    if (--pending === 0) document.getElementById("result").textContent = JSON.stringify(found);
+  }, 1000);
+  frame.src = url;
+  document.body.appendChild(frame);
+}
+</script></body></html>"""
+
+
+def test_gallery_code_wraps_instead_of_overflowing_in_a_browser(tmp_path):
+    from bs4 import BeautifulSoup
+
+    pages = sorted((_html_dir() / "auto_examples").glob("*/plot_*.html"))
+    assert pages, "no gallery pages in the build"
+    probe = tmp_path / "probe.html"
+    probe.write_text(_OVERFLOW_PROBE % json.dumps([p.resolve().as_uri() for p in pages]))
+    dom = _browse(probe.as_uri(), tmp_path / "profile", "--allow-file-access-from-files")
+    result = _text(BeautifulSoup(dom, "html.parser").find("pre", id="result"))
+    assert result != "not measured", "the probe could not read the gallery pages"
+    overflowing = {url: blocks for url, blocks in json.loads(result).items() if blocks}
+    assert overflowing == {}, f"code wider than the page: {overflowing}"
