@@ -22,10 +22,22 @@ the same data with the same estimator; an estimator given an
 Histories are merged by :func:`merge_batch_records`: at the end of each training
 pass every process gathers the batch records of all processes (in rank order),
 so the epoch's ``train_loss`` and the histories are the same everywhere. This
-is the result of skorch's :class:`~skorch.history.DistributedHistory`, got with
-one collective per epoch instead of a key-value store written at every batch;
-that store needs equal batch counts in all processes (ACE's corpus shards have
-unequal ones) and torch's default store is private API.
+is what skorch's :class:`~skorch.history.DistributedHistory` gives for the
+sharded training batches, but that class does not fit sknce's training:
+
+* it merges every batch record, the validation batches' too; sknce's validation
+  is not sharded (every process scores the same held-out examples), so those
+  would be counted once per process (``valid_batch_size`` summing to n times the
+  held-out examples);
+* a process waits, at each batch, for the records of that batch number from
+  every other process: ACE's corpus shards give the processes unequal batch
+  counts, and the process with more batches stops with a store timeout;
+* it needs a ``torch.distributed.Store`` besides the process group (a second
+  ``TCPStore`` on a port of the user's choosing, since the group's own store is
+  private API), and makes one store round trip per record and process; the
+  merge here is one ``all_gather_object`` per epoch;
+* the net holding it cannot continue training after unpickling (the store is
+  dropped), where sknce's fitted estimators pickle and continue.
 """
 
 from __future__ import annotations
@@ -56,7 +68,12 @@ __all__ = [
 #: 80,000 pairs each.
 LOCAL_SGD_PERIOD = 8
 
-_EXTRA = 'pip install "sknce[distributed]"'
+#: How to install the ``distributed`` extra (sknce is not on PyPI yet).
+_EXTRA = (
+    'in a clone of sknce, pip install ".[distributed]" (or, from a wheel, '
+    'pip install "sknce-<version>-py3-none-any.whl[distributed]"; once sknce is on PyPI, '
+    'pip install "sknce[distributed]")'
+)
 
 
 def _silent(text: str) -> None:

@@ -4,11 +4,15 @@ Every process fits the same estimators (all six, and a streamed fit) on the same
 ``accelerate.Accelerator`` (gloo on the CPU), then writes what it ended with
 (weights, history) to ``OUT/<name>-<rank>.pkl``; process 0 also pickles the
 fitted estimators (``OUT/<name>.estimator.pkl``). The data and settings live
-here so that the test fits the single-process reference on the same.
+here so that the test fits the single-process reference on the same. Then every
+process runs the user guide's ``train.py`` (docs/user_guide/scaling.rst) and
+writes what it printed to ``OUT/guide-<rank>.txt``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import pickle
 import sys
 from pathlib import Path
@@ -121,6 +125,17 @@ def cases():
     ]
 
 
+#: The user guide page whose multi-process script this launch also runs.
+GUIDE = Path(__file__).resolve().parent.parent / "docs" / "user_guide" / "scaling.rst"
+
+
+def guide_script() -> str:
+    """The guide's ``train.py``: its code block that starts with ``# train.py``."""
+    from test_docs_guides import _python_blocks
+
+    return next(b for b in _python_blocks(GUIDE.read_text()) if b.startswith("# train.py"))
+
+
 def main(out: Path) -> None:
     import torch
     from accelerate import Accelerator
@@ -139,6 +154,10 @@ def main(out: Path) -> None:
         (out / f"{name}-{rank}.pkl").write_bytes(pickle.dumps(state))
         if accelerator.is_main_process:
             (out / f"{name}.estimator.pkl").write_bytes(pickle.dumps(estimator))
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(guide_script(), str(GUIDE), "exec"), {"__name__": "__main__"})
+    (out / f"guide-{rank}.txt").write_text(printed.getvalue())
 
 
 if __name__ == "__main__":

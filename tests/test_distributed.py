@@ -30,10 +30,12 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, cross_val_score
 from test_common import ESTIMATORS, REGISTRY, _data
 
+INSTALL = 'in the clone: pip install ".[distributed]"'
 HAS_ACCELERATE = importlib.util.find_spec("accelerate") is not None
 HAS_GLOO = torch.distributed.is_available() and torch.distributed.is_gloo_available()
 needs_accelerate = pytest.mark.skipif(
-    not HAS_ACCELERATE, reason='accelerate is not installed (pip install "sknce[distributed]")'
+    not HAS_ACCELERATE,
+    reason=f"accelerate is not installed ({INSTALL})",
 )
 
 
@@ -89,6 +91,12 @@ def test_a_stream_is_sharded_chunk_by_chunk_and_holds_out_its_last_chunk(two_pro
     for batches in first["batches"]:
         assert sum(b.get("train_batch_size", 0) for b in batches) == padded
         assert sum(b.get("valid_batch_size", 0) for b in batches) == sizes[-1]
+
+
+def test_the_user_guides_script_trains_on_two_processes(two_processes):
+    """docs/user_guide/scaling.rst's train.py, as ``torchrun --nproc_per_node 2`` runs it."""
+    assert (two_processes / "guide-0.txt").read_text() == "2 True\n"
+    assert (two_processes / "guide-1.txt").read_text() == ""  # only the main process prints
 
 
 def _single_process(name):
@@ -188,7 +196,7 @@ def test_two_processes_of_local_sgd_learn_word_vectors_as_one(two_processes):
 def accelerator_factory():
     """Accelerators of any settings: accelerate keeps one state per process, reset here."""
     if not HAS_ACCELERATE:
-        pytest.skip('accelerate is not installed (pip install "sknce[distributed]")')
+        pytest.skip(f"accelerate is not installed ({INSTALL})")
     from accelerate import Accelerator
     from accelerate.state import AcceleratorState
 
@@ -256,7 +264,7 @@ def test_without_accelerate_the_error_names_the_extra(monkeypatch):
     estimator = ESTIMATORS["DirectNCEEmbedder"](
         **REGISTRY["DirectNCEEmbedder"].params, accelerator=FakeAccelerator()
     )
-    with pytest.raises(ImportError, match=r'pip install "sknce\[distributed\]"'):
+    with pytest.raises(ImportError, match=r'in a clone of sknce, pip install "\.\[distributed\]"'):
         _fit(estimator, "DirectNCEEmbedder")
     assert not hasattr(estimator, "net_")
 
@@ -285,7 +293,7 @@ def test_sparse_embeddings_on_several_processes_is_a_clear_error():
 
 # --- grid search on dask -----------------------------------------------------------------
 def test_grid_search_on_a_dask_cluster_equals_the_sequential_search():
-    pytest.importorskip("dask.distributed", reason='needs "sknce[distributed]" (dask)')
+    pytest.importorskip("dask.distributed", reason=f"needs dask ({INSTALL})")
     from dask.distributed import Client, LocalCluster
     from joblib import parallel_backend
 
@@ -310,7 +318,7 @@ def test_grid_search_on_a_dask_cluster_equals_the_sequential_search():
 
 def test_grid_search_on_dask_worker_processes_equals_the_sequential_search():
     """The estimators and data are pickled to 2 worker processes, which fit them there."""
-    pytest.importorskip("dask.distributed", reason='needs "sknce[distributed]" (dask)')
+    pytest.importorskip("dask.distributed", reason=f"needs dask ({INSTALL})")
     import dask
     from dask.distributed import Client, LocalCluster
     from joblib import parallel_backend
