@@ -234,8 +234,15 @@ class LinearDecay(Callback):
         self.total_epochs = total_epochs
 
     def on_train_begin(self, net, **kwargs) -> None:
-        history = net.history
-        self.per_epoch_ = float(_examples(history[0])) if len(history) else float(self.per_epoch)
+        self.done_ = None  # read from the history when the call's first epoch begins
+
+    def on_epoch_begin(self, net, **kwargs) -> None:
+        if self.done_ is not None:
+            return
+        # Not at on_train_begin: LoadInitState loads a checkpoint's history there, after
+        # this callback's turn. The history holds the epoch that begins, still empty.
+        history = list(net.history)[:-1]
+        self.per_epoch_ = float(_examples(history[0])) if history else float(self.per_epoch)
         self.done_ = float(sum(_examples(row) for row in history))
         self.total_epochs_ = self.total_epochs or len(history) + net.max_epochs
 

@@ -16,7 +16,7 @@ import numpy as np
 import torch
 from joblib import effective_n_jobs
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
-from skorch.callbacks import ProgressBar
+from skorch.callbacks import Callback, LRScheduler, ProgressBar
 
 from sknce._base import BaseNCE, common_params
 from sknce._callbacks import LinearDecay
@@ -142,11 +142,12 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         (:class:`~sknce.nn.SharedCentreGenerator`); only the generator's output
         vectors are learned.
     adversarial_warmup : float, default=0.25
-        Fraction of ``max_epochs`` (rounded down to whole epochs) trained first with
-        negatives from the noise alone, the generator neither used nor trained:
-        early on the discriminator's scores, the generator's rewards, carry no
-        signal. ACE then fine-tunes NCE vectors, as in the paper's rare-word
-        experiment.
+        Fraction of the training's epochs (rounded down to whole epochs) trained
+        first with negatives from the noise alone, the generator neither used nor
+        trained: early on the discriminator's scores, the generator's rewards, carry
+        no signal. ACE then fine-tunes NCE vectors, as in the paper's rare-word
+        experiment. The epochs counted are those of the learning-rate schedule
+        (see ``min_lr_ratio``).
     tokenizer : callable or None, default=None
         Splits string documents into tokens; ``None``: ``CountVectorizer``'s default
         (words of 2+ word characters, lowercased). Token lists are used as given.
@@ -166,8 +167,13 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
     sif_a : float, default=1e-3
         The :math:`a` of SIF's weights (the paper's default).
     min_lr_ratio : float, default=1e-4
-        The learning rate decays linearly from ``lr`` to ``lr * min_lr_ratio`` over
-        the whole training (word2vec's ``min_alpha / alpha``).
+        The learning rate decays linearly, batch by batch, from ``lr`` to
+        ``lr * min_lr_ratio`` over the whole training (word2vec's
+        ``min_alpha / alpha``): the epochs already trained plus ``max_epochs``
+        (``fit``, a warm start, a fit resumed from a checkpoint), or ``max_epochs``
+        passes (:meth:`partial_fit`). A :class:`skorch.callbacks.LRScheduler` in
+        ``callbacks`` replaces this decay: the rate then starts at ``lr`` and follows
+        the user's schedule alone.
     n_jobs : int or None, default=None
         Threads of the compiled kernel: ``None`` means 1 (unless in a
         :func:`joblib.parallel_config` context), ``-1`` all cores. With more than
@@ -193,13 +199,25 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
     callbacks : list of skorch callbacks or None, default=None
         :mod:`skorch.callbacks` (or ``(name, callback)`` pairs) run after sknce's own
         (divergence guard, learning-rate decay, early stopping, progress bar): e.g.
-        ``Checkpoint`` with ``LoadInitState`` to resume a fit, ``EpochScoring``. A
-        callback receives the skorch net; ``net.estimator`` is this estimator, whose
-        vectors are those of the current epoch. See :ref:`customising`.
+        ``Checkpoint`` with ``LoadInitState`` to resume a fit, ``LRScheduler`` (which
+        replaces the decay of ``min_lr_ratio``), ``EpochScoring``. A callback
+        receives the skorch net; ``net.estimator`` is this estimator, whose
+        ``vectors_`` and ``wv_`` are those of the epoch when it ends
+        (``on_epoch_end``), on any device. A fit interrupted after ``k`` of its
+        ``max_epochs=T`` epochs and resumed from its checkpoint by
+        ``LoadInitState`` with ``max_epochs=T - k`` gives the weights of the
+        uninterrupted fit with one kernel thread (the decay and the warm-up count
+        the checkpoint's epochs). See :ref:`customising`.
     warm_start : bool, default=False
         When already fitted, ``fit`` continues training the fitted network for
         ``max_epochs`` more epochs, keeping the vocabulary (new words are ignored;
-        see :meth:`partial_fit` to add them).
+        see :meth:`partial_fit` to add them). The continued epochs take the rates
+        and warm-up of the last ``max_epochs`` epochs of a longer fit, but the
+        first fit's rate had already decayed over its own epochs: ``k`` epochs then
+        ``m`` more equal ``k + m`` epochs in one fit (with one kernel thread) only
+        with ``min_lr_ratio=1`` and, for ACE,
+        ``int(adversarial_warmup * k) == int(adversarial_warmup * (k + m))`` (e.g.
+        ``adversarial_warmup=0``).
     device : {"cpu", "cuda", "auto"} or str, default="cpu"
         Where the networks train; ``"auto"`` takes a GPU when one is present.
     random_state : int, RandomState instance or None, default=None
@@ -407,12 +425,13 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         return tags
 
     # --- fitting ----------------------------------------------------------------------
-    def _config(self) -> ACEConfig:
+    def _config(self, schedule_epochs: int | None) -> ACEConfig:
         return ACEConfig(
             objective=self.objective,
             n_negatives=self.n_negatives,
             adversarial=self.adversarial,
-            warmup_epochs=int(self.adversarial_warmup * self.max_epochs),
+            adversarial_warmup=self.adversarial_warmup,
+            schedule_epochs=schedule_epochs,
             reward_temperature=self.reward_temperature,
             reward_baseline=self.reward_baseline,
             entropy_weight=self.entropy_weight,
@@ -523,30 +542,33 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
                 return module, BinaryNCELoss(learn_gamma=False)
             return module, NegativeSamplingLoss()
 
-        # partial_fit's n-th pass takes the rate of fit's n-th epoch (the schedule spans
-        # max_epochs passes); a fit or warm start spans its own max_epochs epochs.
+        # partial_fit's n-th pass takes the rate (and warm-up) of fit's n-th epoch: the
+        # schedule spans max_epochs passes. A fit or warm start spans the epochs already
+        # trained plus its own max_epochs.
         total = self.max_epochs if partial else None
-        decay = []
-        if self.min_lr_ratio < 1:
+        extra = [("vectors", _FreshVectors())]
+        if self.min_lr_ratio < 1 and not self._user_lr_schedule():
             schedule = LinearDecay(self.min_lr_ratio, self._expected_examples(vocab), total)
-            decay = [("lr_decay", schedule)]
-        if hasattr(self, "net_") and (partial or self.warm_start):
+            extra.append(("lr_decay", schedule))
+        if self._continues(partial):
+            self.net_.config.schedule_epochs = total
             for name, callback in self.net_.callbacks_:
                 if name == "lr_decay":
                     callback.total_epochs = total
+            self._set_vocabulary(vocab, noise, self.net_.module_)
         self._train(
             CorpusDataset(X, self._sampler(vocab, noise, device), n_documents),
             build,
             partial=partial,
             net_class=ACENet,
-            extra_callbacks=decay,
+            extra_callbacks=extra,
             noise=noise,
-            config=self._config(),
+            config=self._config(total),
             kernel=self._uses_kernel(device),
             n_jobs=effective_n_jobs(self.n_jobs),
             prefetch=True,
         )
-        self._set_vocabulary(vocab, noise, self.net_.module_)
+        self._set_vocabulary(vocab, noise, self.net_.module_)  # after early stopping's restore
 
     def _fit(self, X) -> None:
         check_restartable(X)
@@ -561,14 +583,56 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         self._train_pass(X, vocab, noise, device, partial=False, n_documents=vocab.n_documents)
         self._fit_weighting(X, reset=True)
 
+    def _user_lr_schedule(self) -> bool:
+        """Whether ``callbacks`` hold a skorch ``LRScheduler`` (it replaces the decay)."""
+        for callback in self.callbacks or ():
+            if isinstance(callback, tuple):
+                callback = callback[1]
+            if isinstance(callback, LRScheduler):
+                return True
+        return False
+
     def _set_vocabulary(self, vocab: Vocabulary, noise: UnigramNoise, module: ACESkipGram) -> None:
-        """The fitted vocabulary and the vectors, a view of the discriminator's weights."""
+        """The fitted vocabulary, and ``vectors_``/``wv_`` of the discriminator's weights.
+
+        A new network gets a new ``wv_``. A continued one keeps it when the words and
+        their counts are unchanged, so that a ``wv = model.wv_`` held across
+        ``partial_fit`` or a warm start stays the model's (as gensim's ``model.wv``).
+        """
         self.vocabulary_ = dict(vocab.index)
         self.counts_ = vocab.counts
         self.noise_ = noise
-        weight = module.discriminator.input_embeddings.weight.detach()
-        self.vectors_ = weight.numpy() if weight.device.type == "cpu" else weight.cpu().numpy()
+        wv = getattr(self, "wv_", None)
+        if (
+            wv is not None
+            and getattr(self, "net_", None) is not None
+            and module is self.net_.module_
+            and wv.index_to_key == vocab.words
+            and np.array_equal(wv.expandos.get("count"), vocab.counts)
+        ):
+            self._sync_vectors()
+            return
+        if wv is not None:
+            wv._forget_norms()  # a held reference may still view the trained weights
+        self.vectors_, _ = _on_host(module.discriminator.input_embeddings.weight)
         self.wv_ = WordVectors(vocab.words, self.vectors_, counts=vocab.counts)
+
+    def _sync_vectors(self) -> None:
+        """Make ``vectors_`` and ``wv_`` those of the current weights.
+
+        On the CPU they view the weights, which training updates in place: only
+        ``wv_``'s cached norms are dropped. From another device the weights are
+        copied into ``vectors_``.
+        """
+        host, is_view = _on_host(self.net_.module_.discriminator.input_embeddings.weight)
+        if is_view and np.may_share_memory(host, self.vectors_):
+            self.wv_._forget_norms()
+        elif not is_view and host.shape == self.vectors_.shape:
+            np.copyto(self.vectors_, host)
+            self.wv_._forget_norms()
+        else:  # new parameters (another network): view them
+            self.vectors_ = host
+            self.wv_.vectors = host
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None) -> ACEWord2Vec:
@@ -969,6 +1033,26 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         """
         check_is_fitted(self)
         self.wv_.save_word2vec_format(path, binary=binary)
+
+
+def _on_host(weight: torch.Tensor) -> tuple[np.ndarray, bool]:
+    """A weight as a numpy array, and whether it is a view (on the CPU) or a copy."""
+    weight = weight.detach()
+    if weight.device.type == "cpu":
+        return weight.numpy(), True
+    return weight.cpu().numpy(), False
+
+
+class _FreshVectors(Callback):
+    """Renew ``vectors_`` and ``wv_`` at the end of each epoch, before the user's callbacks.
+
+    The estimator's vectors view the weights that training updates in place (on the
+    CPU; they are copied from another device), and ``wv_`` caches their norms: a
+    callback querying ``net.estimator.wv_`` must see the epoch's vectors.
+    """
+
+    def on_epoch_end(self, net, **kwargs) -> None:
+        net.estimator._sync_vectors()
 
 
 #: The optimizers of an ACENet, rebuilt when the vocabulary grows.

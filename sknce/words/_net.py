@@ -46,12 +46,20 @@ __all__ = ["ACEConfig", "ACENet"]
 
 @dataclass
 class ACEConfig:
-    """The discriminator's objective and the generator's settings of one fit."""
+    """The discriminator's objective and the generator's settings of one fit.
+
+    The adversarial warm-up is the first ``int(adversarial_warmup * planned)``
+    epochs of the net, with ``planned`` the epochs its schedule spans:
+    ``schedule_epochs`` when set (``partial_fit``), else the epochs in the net's
+    history when a call's first epoch begins (after a checkpoint is loaded) plus
+    the call's ``max_epochs``.
+    """
 
     objective: str
     n_negatives: int
     adversarial: bool
-    warmup_epochs: int
+    adversarial_warmup: float
+    schedule_epochs: int | None
     reward_temperature: float
     reward_baseline: bool
     entropy_weight: float
@@ -148,14 +156,31 @@ class ACENet(NCENet):
             if hasattr(self, name):
                 delattr(self, name)
 
+    def on_train_begin(self, net, **kwargs) -> None:
+        super().on_train_begin(net, **kwargs)
+        self.warmup_epochs_ = None  # planned at the first epoch, see on_epoch_begin
+
+    def on_epoch_begin(self, net, **kwargs) -> None:
+        """Plan the warm-up at a call's first epoch.
+
+        Not at ``on_train_begin``, which runs before the callbacks' (``LoadInitState``
+        loads a checkpoint's history there): a fit resumed from a checkpoint then
+        plans the warm-up of the fit it resumes.
+        """
+        if getattr(self, "warmup_epochs_", None) is None:
+            config = self.config
+            planned = config.schedule_epochs or len(self.history) + self.max_epochs
+            self.warmup_epochs_ = int(config.adversarial_warmup * planned)
+        super().on_epoch_begin(net, **kwargs)
+
     def batch_options(self, training: bool) -> dict:
         """Adversarial draws in training epochs after the warm-up; no autograd targets
         for the kernel's training batches; each process's shard of the documents."""
         epoch = len(self.history)
-        adversarial = self.config.adversarial and epoch > self.config.warmup_epochs
+        adversarial = training and self.config.adversarial and epoch > (self.warmup_epochs_ or 0)
         # The kernel's training batches need no autograd targets (it computes them).
         options = {
-            "adversarial": training and adversarial,
+            "adversarial": adversarial,
             "targets": not (training and self.kernel),
         }
         shard = process_shard(self.accelerator)
@@ -254,6 +279,10 @@ class ACENet(NCENet):
         draws = inputs.pop("adversarial", None)
         if self.kernel:
             loss = self._kernel_step(inputs, draws)
+            # The kernel's in-place update is this batch's step: call the optimizer's
+            # (a no-op, no parameter has a gradient) so that a learning-rate scheduler
+            # sees a step before its own, as after a torch step.
+            self.optimizer_.step()
         else:
             loss = self._autograd_step(batch, inputs, targets, draws)
         return {"loss": loss, "y_pred": None}

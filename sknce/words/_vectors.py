@@ -272,7 +272,7 @@ class WordVectors:
     @vectors.setter
     def vectors(self, value) -> None:
         self._vectors = self._check_matrix(value, None)
-        self._norms = self._divisor = None
+        self._forget_norms()
 
     @property
     def words(self) -> list[str]:
@@ -462,7 +462,7 @@ class WordVectors:
             self._vectors[rows] = weights[present]
             for name, values in extras.items():
                 self.expandos[name][rows] = values[present]
-        self._norms = self._divisor = None
+        self._forget_norms()
 
     def add_vector(self, key: str, vector) -> int:
         """Append one word and its vector (see :meth:`add_vectors`).
@@ -536,6 +536,10 @@ class WordVectors:
         return self.expandos[attr][row]
 
     # --- norms -------------------------------------------------------------------------
+    def _forget_norms(self) -> None:
+        """Drop the cached norms (the vectors changed in place); the next query renews them."""
+        self._norms = self._divisor = None
+
     def fill_norms(self, force: bool = False) -> None:
         """Compute and cache the norm of every vector (again if ``force``).
 
