@@ -38,6 +38,10 @@ def project_simplex(V: np.ndarray) -> np.ndarray:
             "check the embedding or the inputs that produced it."
         )
     n, k = V.shape
+    # The projection is unchanged by adding a constant to a row (the simplex lies in a
+    # hyperplane of the all-ones direction): rows shifted to a maximum of 0 keep the
+    # threshold's arithmetic exact for entries of any magnitude.
+    V = V - V.max(axis=1, keepdims=True)
     U = -np.sort(-V, axis=1)
     css = np.cumsum(U, axis=1) - 1.0
     ind = np.arange(1, k + 1)
