@@ -18,6 +18,8 @@ from itertools import repeat
 
 import numpy as np
 
+from sknce.words._kernels import window_contexts
+
 __all__ = [
     "RULE_DEFAULT",
     "RULE_DISCARD",
@@ -513,27 +515,22 @@ def _chunk_windows(
 
     Yields ``(centres, contexts, counts)``: the kept centre words of a block, the
     context words of all of them (centre by centre, each left to right: gensim's
-    order) and each centre word's number of contexts. Blocks keep the
-    ``(centres, 2 * window)`` temporaries small even when one document is much
-    longer than a chunk.
+    order) and each centre word's number of contexts (compiled:
+    :func:`~sknce.words._kernels.window_contexts`). Blocks keep the output small
+    even when one document is much longer than a chunk.
     """
     if keep_probs is not None:
         kept = rng.random(len(ids)) < keep_probs[ids]
         ids, docs = ids[kept], docs[kept]
     n = len(ids)
-    reach = rng.integers(1, window + 1, size=n) if shrink_windows else np.full(n, window)
-    offsets = np.concatenate([np.arange(-window, 0), np.arange(1, window + 1)])
-    # Document numbers padded with `window` sentinels (-1) at both ends, so that
-    # the same-document test also rules out positions beyond the chunk.
-    padded = np.full(n + 2 * window, -1, dtype=docs.dtype)
-    padded[window:-window] = docs
+    if shrink_windows:
+        reach = rng.integers(1, window + 1, size=n)
+    else:
+        reach = np.full(n, window, dtype=np.int64)
     for start in range(0, n, _CHUNK_TOKENS):
         stop = min(start + _CHUNK_TOKENS, n)
-        # Padded positions of the candidate contexts; row-major order = gensim's order.
-        positions = np.arange(start + window, stop + window)[:, None] + offsets
-        valid = np.abs(offsets) <= reach[start:stop, None]
-        valid &= padded[positions] == docs[start:stop, None]
-        yield ids[start:stop], ids[positions[valid] - window], valid.sum(axis=1)
+        contexts, counts = window_contexts(ids, docs, reach, window, start, stop)
+        yield ids[start:stop], contexts, counts
 
 
 def _windows(

@@ -55,6 +55,7 @@ __all__ = [
     "sgd_pairs",
     "slot_scores",
     "unique_inverse",
+    "window_contexts",
 ]
 
 #: Beyond this score sigmoid is 0 or 1 in float32 and softplus is linear.
@@ -286,6 +287,52 @@ def sgd_cbow(
             for k in range(dim):
                 row[k] += grad[k]
     return total
+
+
+@njit(nogil=True, cache=True)
+def window_contexts(
+    ids: np.ndarray, docs: np.ndarray, reach: np.ndarray, window: int, start: int, stop: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The context words of the centre words ``start..stop - 1`` of a chunk.
+
+    Centre ``i``'s contexts are the words at positions ``i - reach[i]`` to
+    ``i + reach[i]`` (``reach[i] <= window``) of the same document, ``i``
+    excluded, left to right (gensim's order).
+
+    Parameters
+    ----------
+    ids : int64 array of shape (n,)
+        The chunk's kept word ids.
+    docs : int array of shape (n,)
+        The document of each position.
+    reach : int64 array of shape (n,)
+        Each centre word's window.
+    window : int
+        The largest ``reach``.
+    start, stop : int
+        The centre positions.
+
+    Returns
+    -------
+    contexts : int64 array
+        The contexts of every centre, centre by centre.
+    counts : int64 array of shape (stop - start,)
+        Each centre word's number of contexts.
+    """
+    n = ids.shape[0]
+    counts = np.zeros(stop - start, dtype=np.int64)
+    contexts = np.empty((stop - start) * 2 * window, dtype=np.int64)
+    m = 0
+    for i in range(start, stop):
+        b = reach[i]
+        doc = docs[i]
+        before = m
+        for j in range(max(i - b, 0), min(i + b + 1, n)):
+            if j != i and docs[j] == doc:
+                contexts[m] = ids[j]
+                m += 1
+        counts[i - start] = m - before
+    return contexts[:m].copy(), counts
 
 
 @njit(nogil=True, cache=True, fastmath=True)
