@@ -9,7 +9,9 @@ window 5, 5 negatives, min_count 5, sample 1e-3, 2 threads:
   (``cbow_mean=1``);
 - ``nce``: ``ACEWord2Vec(adversarial=False, n_jobs=2)``; ``ace``:
   ``ACEWord2Vec(n_jobs=2)``; ``cbow``: ``ACEWord2Vec(architecture="cbow",
-  adversarial=False, n_jobs=2)``; ``cbow_ace``: ``architecture="cbow"`` with ACE;
+  adversarial=False, n_jobs=2)``; ``cbow_ace``: ``architecture="cbow"`` with ACE
+  (these six are the default ``--methods``); ``nce_es``, ``ace_es``: NCE and ACE
+  with ``early_stopping=True``;
 - with ``--baseline PATH`` (repeatable, ``PATH=LABEL`` to name it), the sknce
   methods again from another checkout (``PYTHONPATH=PATH``), e.g. a ``git
   worktree`` of an older commit, so before/after figures come from one run.
@@ -30,7 +32,8 @@ computer, man and woman (Table 1 of Bose et al., 2018).
 Run::
 
     flock /tmp/sknce-bench.lock .venv/bin/python benchmarks/bench_words.py \\
-        --methods gensim gensim_cbow nce ace cbow --epochs 20 --baseline /tmp/before=pre-engine
+        --methods gensim gensim_cbow nce ace cbow --epochs 20 --seeds 3 \\
+        --baseline /tmp/pre-engine=pre-engine
     .venv/bin/python benchmarks/bench_words.py --seeds 1 --epochs 5   # quick
 """
 
@@ -60,15 +63,27 @@ METHODS = {
     "ace": "ACEWord2Vec ACE",
     "cbow": "ACEWord2Vec CBOW NCE",
     "cbow_ace": "ACEWord2Vec CBOW ACE",
+    "nce_es": "ACEWord2Vec NCE early stopping",
+    "ace_es": "ACEWord2Vec ACE early stopping",
 }
 #: The gensim run each sknce method is timed against.
-REFERENCE = {"nce": "gensim", "ace": "gensim", "cbow": "gensim_cbow", "cbow_ace": "gensim_cbow"}
+REFERENCE = {
+    "nce": "gensim",
+    "ace": "gensim",
+    "cbow": "gensim_cbow",
+    "cbow_ace": "gensim_cbow",
+    "nce_es": "gensim",
+    "ace_es": "gensim",
+}
 SKNCE_PARAMS = {
     "nce": dict(adversarial=False),
     "ace": dict(adversarial=True),
     "cbow": dict(architecture="cbow", adversarial=False),
     "cbow_ace": dict(architecture="cbow", adversarial=True),
+    "nce_es": dict(adversarial=False, early_stopping=True),
+    "ace_es": dict(adversarial=True, early_stopping=True),
 }
+DEFAULT_METHODS = ["gensim", "gensim_cbow", "nce", "ace", "cbow", "cbow_ace"]
 
 
 def corpus() -> list[list[str]]:
@@ -133,7 +148,7 @@ def run_one(method: str, epochs: int, seed: int) -> dict:
 
         params = {**SKNCE_PARAMS[method], "random_state": seed, "max_epochs": epochs, **COMMON}
         # compile (or load from cache) the numba kernels outside the timed fit
-        warm = {k: v for k, v in SKNCE_PARAMS[method].items() if k != "adversarial"}
+        warm = {k: v for k, v in SKNCE_PARAMS[method].items() if k == "architecture"}
         ACEWord2Vec(min_count=1, sample=0, max_epochs=1, n_components=4, **warm).fit(
             [["a", "b", "c"]] * 2
         )
@@ -216,9 +231,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--epochs", type=int, nargs="+", default=[20])
-    parser.add_argument(
-        "--methods", nargs="+", default=["gensim", "nce", "ace"], choices=list(METHODS)
-    )
+    parser.add_argument("--methods", nargs="+", default=DEFAULT_METHODS, choices=list(METHODS))
     parser.add_argument(
         "--baseline",
         action="append",
