@@ -986,6 +986,7 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         Parameters
         ----------
         a, b : str
+            The two words.
 
         Returns
         -------
@@ -1008,6 +1009,7 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         Parameters
         ----------
         pairs : path or iterable of (str, str, float)
+            A file of word pairs with human scores, or the triples themselves.
         **kwargs
             Options of :meth:`WordVectors.evaluate_word_pairs`.
 
@@ -1029,7 +1031,9 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         Parameters
         ----------
         path : str or path-like
+            The file to write (compressed when it ends in ``.gz`` or ``.bz2``).
         binary : bool, default=False
+            Write word2vec's binary format instead of its text format.
         """
         check_is_fitted(self)
         self.wv_.save_word2vec_format(path, binary=binary)

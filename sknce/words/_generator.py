@@ -23,7 +23,8 @@ a deterministic function. Two implementations give the same draws and updates:
   (any device; the reference, used with the autograd discriminator);
 * :class:`CompiledGenerator`, torch matrix products and the numba kernels of
   :mod:`sknce.words._kernels` for the rest, on the CPU beside the compiled
-  discriminator kernel: about 3x cheaper a batch than the torch path there.
+  discriminator kernel (cheaper a batch than the torch path there; figures in
+  ``benchmarks/README.md``).
 """
 
 from __future__ import annotations
@@ -254,7 +255,7 @@ def complete_proposal(
     # Inverse-CDF sampling of every slot in one 1-D search: row r's CDF is shifted
     # to (r, r + 1] and the rows are concatenated, so the whole table is sorted and
     # slot i searches r_i + u_i. float64 keeps 1e-12 resolution at r ~ 10^4.
-    # torch.multinomial (59 ms a batch) or a padded per-row search (51 ms) was 16x slower.
+    # (torch.multinomial or a padded per-row search costs far more: benchmarks/README.md).
     n_rows = h.shape[0]
     with torch.no_grad():
         q = log_q_all.detach().double().exp()

@@ -1,19 +1,21 @@
 """Compiled CPU kernels of ACEWord2Vec: word2vec's inner loops and the noise draws.
 
-A plain torch loop over (centre, context) batches runs at 0.1–0.2× gensim's speed
-on a CPU: each step gathers, multiplies and scatters tiny rows through several
-dispatcher calls. These kernels do what word2vec's C code does instead: for each
-example, one pass over the true target and the ``K`` negatives, updating the rows
-of the input and output embeddings in place with plain SGD. They run on the numpy
-views of the torch parameters (``param.detach().numpy()`` shares memory on the
-CPU), so the torch module stays the model that is pickled and queried.
+A plain torch loop over (centre, context) batches is slow on a CPU: each step
+gathers, multiplies and scatters tiny rows through several dispatcher calls
+(figures in ``benchmarks/README.md``). These kernels do what word2vec's C code
+does instead: for each example, one pass over the true target and the ``K``
+negatives, updating the rows of the input and output embeddings in place with
+plain SGD. They run on the numpy views of the torch parameters
+(``param.detach().numpy()`` shares memory on the CPU), so the torch module stays
+the model that is pickled and queried.
 
 * :func:`sgd_pairs`: skip-gram, one example per (centre, context) pair, the centre
   word's input vector predicting the context;
 * :func:`sgd_cbow`: CBOW, one example per centre word, the mean of its context
   words' input vectors predicting it (gensim's ``sg=0, cbow_mean=1``);
 * :func:`sample_alias`, :func:`sample_uniform`: the noise draws of a batch, from
-  Walker alias tables and a counter-based generator seeded by the caller.
+  Walker alias tables and a counter-based generator seeded by the caller;
+* :func:`window_contexts`: the context words of each centre word of a chunk.
 
 The update of an example is exactly ``-lr`` times the gradient of the core loss
 (:func:`sknce.losses.negative_sampling`, or :func:`sknce.losses.binary_nce` with
@@ -25,9 +27,8 @@ its weight; for CBOW every context word receives the whole gradient of the mean
 
 Speed: the sigmoid and log-sigmoid of a score come from tables with linear
 interpolation on ``[-8, 8]`` (2,048 steps; error below 1e-6) and exact formulas
-beyond, instead of two calls to libm per target, which took about 40% of the
-skip-gram kernel's time. Unlike gensim's table, which skips the update of any
-score beyond ±6, no update is dropped.
+beyond, instead of two calls to libm per target. Unlike gensim's table, which
+skips the update of any score beyond ±6, no update is dropped.
 
 Several threads may run a kernel on different slices of one batch at once: the
 kernels hold no GIL (``nogil=True``) and the threads race on shared rows without
@@ -117,8 +118,8 @@ def _train_example(h, grad, w_out, positive, negatives, neg_weights, i, log_kpn,
     computed before any output row moves, so the step is exactly ``-lr`` times the
     gradient of the example's loss, a repeated negative included. (word2vec updates
     each row before scoring the next: the same unless a row repeats.) Scoring the
-    ``K + 1`` targets first also lets their dot products run side by side: 25%
-    faster than scoring and updating one target at a time. Returns the example's
+    ``K + 1`` targets first also lets their dot products run side by side (faster
+    than scoring and updating one target at a time). Returns the example's
     loss before the update.
     """
     dim = h.shape[0]
@@ -408,8 +409,8 @@ def sample_uniform(n: int, seed: int) -> np.ndarray:
 
 
 # --- the generator's step (ACE) ---------------------------------------------------------
-# The generator's matrix products run in torch (MKL, 3x faster than these loops); the
-# kernels below do the rest of its step, which in torch took ~50 small operations a batch.
+# The generator's matrix products run in torch (MKL, faster than these loops); the
+# kernels below do the rest of its step, which in torch takes ~50 small operations a batch.
 
 
 @njit(nogil=True, cache=True)
@@ -543,7 +544,7 @@ def sample_softmax(
 def isin_keys(values: np.ndarray, keys: np.ndarray) -> np.ndarray:
     """``values[i] in keys`` for each ``i`` (non-negative int64), by an open-addressing set.
 
-    O(len(keys) + len(values)): sorting the keys first cost ~5x more a batch.
+    O(len(keys) + len(values)), cheaper a batch than sorting the keys first.
     """
     size = 1
     while size < 2 * keys.shape[0] + 1:

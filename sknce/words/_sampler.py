@@ -11,8 +11,8 @@ slots from the current generator). :class:`CorpusDataset` is a corpus (or its
 training or validation documents) as the training engine's dataset.
 
 All draws of a batch come from the epoch's numpy Generator: it seeds the
-compiled alias sampler (:func:`~sknce.words._kernels.sample_alias`), which is ~5x
-faster than torch's ``randint``/``rand``/gather over the same tables.
+compiled alias sampler (:func:`~sknce.words._kernels.sample_alias`), faster than
+torch's ``randint``/``rand``/gather over the same tables.
 """
 
 from __future__ import annotations

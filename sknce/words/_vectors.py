@@ -342,6 +342,7 @@ class WordVectors:
         Parameters
         ----------
         key : str or int
+            A word or a row position.
 
         Returns
         -------
@@ -472,6 +473,7 @@ class WordVectors:
         key : str
             The word (kept with its old vector if already present).
         vector : array-like of shape (n_dims,)
+            Its vector.
 
         Returns
         -------
@@ -490,8 +492,11 @@ class WordVectors:
         Parameters
         ----------
         key : str or int
+            A word or a row position.
         attr : str
+            The attribute's name.
         val : int, float, bool or str
+            Its value for this word.
 
         Raises
         ------
@@ -515,7 +520,9 @@ class WordVectors:
         Parameters
         ----------
         key : str or int
+            A word or a row position.
         attr : str
+            The attribute's name, e.g. ``"count"``.
 
         Returns
         -------
@@ -785,6 +792,7 @@ class WordVectors:
         Parameters
         ----------
         key : str or int
+            A word or a row position.
         topn : int or None, default=10
             Number of words returned; ``None`` returns every similarity.
         restrict_vocab : int or None, default=None
@@ -804,6 +812,7 @@ class WordVectors:
         Parameters
         ----------
         word : str
+            The query word.
         topn : int or None, default=10
             Number of words returned; ``None`` returns every similarity.
         restrict_vocab : int or None, default=None
@@ -823,6 +832,7 @@ class WordVectors:
         Parameters
         ----------
         vector : array-like of shape (n_dims,)
+            The query vector.
         topn : int or None, default=10
             Number of words returned; ``None`` returns every similarity.
         restrict_vocab : int or None, default=None
@@ -852,10 +862,13 @@ class WordVectors:
         Parameters
         ----------
         positive : str, array-like or list of these, default=None
+            Words or vectors whose similarity multiplies the score.
         negative : str, array-like or list of these, default=None
+            Words or vectors whose similarity divides it.
         topn : int or None, default=10
             ``None`` returns the score of every word.
         restrict_vocab : int or None, default=None
+            Search only the first ``restrict_vocab`` words.
 
         Returns
         -------
@@ -913,6 +926,7 @@ class WordVectors:
         Parameters
         ----------
         words : list of str
+            The words to rank (unknown words are left out).
         use_norm : bool, default=True
             Use the words' unit vectors.
 
@@ -959,7 +973,9 @@ class WordVectors:
         Parameters
         ----------
         vector_1 : ndarray of shape (n_dims,)
+            The query vector.
         vectors_all : ndarray of shape (n, n_dims)
+            The vectors to compare it with.
 
         Returns
         -------
@@ -975,6 +991,7 @@ class WordVectors:
         Parameters
         ----------
         word_or_vector : str or array-like of shape (n_dims,)
+            The query: a word or a vector.
         other_words : iterable of str, default=()
             Words to measure; empty means every word (the query word included).
 
@@ -1010,6 +1027,7 @@ class WordVectors:
         Parameters
         ----------
         w1, w2 : str
+            The two words.
 
         Returns
         -------
@@ -1023,6 +1041,7 @@ class WordVectors:
         Parameters
         ----------
         w1, w2 : str
+            The two words.
 
         Returns
         -------
@@ -1044,6 +1063,7 @@ class WordVectors:
         Parameters
         ----------
         ws1, ws2 : list of str
+            The two sets of words (each non-empty).
 
         Returns
         -------
@@ -1071,6 +1091,7 @@ class WordVectors:
         Parameters
         ----------
         key1, key2 : str
+            The query word and the word whose distance to it is the bound.
 
         Returns
         -------
@@ -1088,6 +1109,7 @@ class WordVectors:
         Parameters
         ----------
         key1, key2 : str
+            The query word and the word to rank among its neighbours.
 
         Returns
         -------
@@ -1101,7 +1123,9 @@ class WordVectors:
         Parameters
         ----------
         key1 : str
+            The query word.
         keys_list : list of str
+            The candidate words.
 
         Returns
         -------
@@ -1403,6 +1427,8 @@ class WordVectors:
         Parameters
         ----------
         path : str or path-like
+            The file of the words and attributes (JSON); the matrix goes to
+            ``<path>.vectors.npy``.
 
         See Also
         --------
@@ -1417,6 +1443,8 @@ class WordVectors:
         Parameters
         ----------
         path : str or path-like
+            The file written by :meth:`save` (the matrix is read from
+            ``<path>.vectors.npy``).
         mmap : {None, "r", "r+", "c"}, default=None
             Memory-map the matrix instead of reading it: with ``"r"`` the
             pages are read-only and shared by every process that maps the
