@@ -101,6 +101,12 @@ def simplex_etf_report(Z, labels) -> Bunch:
     sq_dev = ((Z - means[inverse]) ** 2).sum(axis=1)
     intra_var = np.bincount(inverse, weights=sq_dev, minlength=n_classes) / counts
     norms = np.linalg.norm(means, axis=1)
+    if not (np.all(np.isfinite(intra_var)) and np.all(np.isfinite(norms))):
+        raise ValueError(
+            f"Z has values as large as {np.max(np.abs(Z)):.3g}, whose squares overflow "
+            "float64; simplex_etf_report measures unit-norm representations, such as "
+            "LatentClassNCEEmbedder's transform output. Normalise the rows of Z."
+        )
     if np.any(norms == 0):
         zero = classes[norms == 0]
         raise ValueError(
