@@ -35,7 +35,7 @@ from sknce.documents._sampler import DocumentPairSampler
 from sknce.documents._spectral import spectral_projection
 from sknce.documents._split import BAGS, SPLITS, normalize_bags, smooth_idf, split_documents
 from sknce.losses import PairLogisticLoss
-from sknce.nn import MLP, BilinearScorer, LinearSkipEncoder, PairScorer
+from sknce.nn import MLP, BilinearScorer, LinearSkipEncoder, PairScorer, output_dim
 
 __all__ = ["DirectNCEEmbedder", "LandmarkNCEEmbedder"]
 
@@ -54,13 +54,19 @@ _PAIR_BLOCK = 1 << 18
 #: Gradient steps that ``max_epochs="auto"`` aims at.
 _TARGET_STEPS = 400
 
+#: Documents per matrix product of the bilinear landmark transform (a fixed shape).
+_DOCUMENT_BLOCK = 256
+
+#: Euclidean norm of LandmarkNCE's rows with ``output="normalized"``.
+_LANDMARK_NORM = 10.0
+
 #: Training documents (at most) whose log-odds give LandmarkNCE's column statistics.
 _REFERENCE_DOCUMENTS = 1000
 
 #: Euclidean norm of DirectNCE's rows with ``output="normalized"``.
 _OUTPUT_NORM = 3.0
 
-#: DirectNCE's early stopping from the spectral start: an epoch improves only if it lowers
+#: Early stopping from the spectral start: an epoch improves only if it lowers
 #: the validation loss by more than this fraction (the slow drift of a plateau is not
 #: progress). From a random start, skorch's default: long slow descents are.
 _PLATEAU = {"spectral": 1e-3, "random": 1e-4}
@@ -117,6 +123,10 @@ class _BaseDocumentNCE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNC
     def _prepare(self, X: sp.csr_matrix, rng: np.random.Generator) -> None:
         """Set fitted attributes that depend on the data (before training)."""
 
+    def _spectral_start(self) -> bool:
+        """Whether training starts from the spectral solution (see ``_builtin_encoder``)."""
+        return False
+
     #: Whether ``transform`` standardises with statistics of training documents.
     _output_statistics = False
 
@@ -135,6 +145,33 @@ class _BaseDocumentNCE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNC
         tags.input_tags.categorical = True
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
+
+    def _early_stopping(self) -> ChanceAwareEarlyStopping:
+        start = "spectral" if self._spectral_start() else "random"
+        return ChanceAwareEarlyStopping(
+            patience=self.patience,
+            load_best=True,
+            chance=self._chance_loss(),
+            threshold=_PLATEAU[start],
+            evaluate_initial=True,
+        )
+
+    def _builtin_encoder(self, n_features: int, X: sp.csr_matrix, seeds: Seeds):
+        """A constructor of the built-in encoder of a bilinear scorer (called once, or twice).
+
+        Built from ``n_components``, ``init`` and ``hidden_layer_sizes``; twice when the
+        scorer is not tied.
+        """
+        hidden = tuple(self.hidden_layer_sizes)
+        sparse_grad = self.sparse_embeddings
+        if self.init == "random":
+            d = self.n_components
+            return lambda: MLP(n_features, hidden, d, sparse_grad=sparse_grad)
+        d = max(1, min(self.n_components, X.shape[0] - 1, n_features))
+        # A child of the init stream: the stream itself seeds torch's layers.
+        rng = seeds.numpy("init").spawn(1)[0]
+        P = spectral_projection(X, d, self.split, self._bags, rng)
+        return lambda: LinearSkipEncoder(n_features, d, hidden, weight=P, sparse_grad=sparse_grad)
 
     def _chance_loss(self) -> float:
         # Each document gives one positive and n_negatives negative pairs, so the best
@@ -419,11 +456,10 @@ class _BaseDocumentNCE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNC
 class LandmarkNCEEmbedder(_BaseDocumentNCE):
     r"""Landmark embedding of documents learned by contrastive estimation.
 
-    A network :math:`f(x, x')` of a pair of bags of words (its first layer acts on
-    the concatenation of both) is trained to tell whether the bags are two halves
-    of one document (Tosh et al., 2021, Algorithm 1 and Eq. 1). A document is then
-    embedded by its predictions against ``M`` fixed landmark documents. The paper's
-    embedding exponentiates them,
+    A scorer :math:`f(x, x')` of a pair of bags of words is trained to tell whether the
+    bags are two halves of one document (Tosh et al., 2021, Algorithm 1 and Eq. 1). A
+    document is then embedded by its predictions against ``M`` fixed landmark
+    documents. The paper's embedding exponentiates them,
 
     .. math::
 
@@ -433,15 +469,22 @@ class LandmarkNCEEmbedder(_BaseDocumentNCE):
     which is, up to the estimation error, a linear function of the topic posterior
     :math:`E[w \mid x]` under a topic model (Theorem 2) (``output="exp"``). By default
     ``transform`` returns the log-odds :math:`\hat f(x, l_i)` themselves, each landmark's
-    column standardised with the mean and standard deviation it has over training
-    documents (``output="standardized"``): the exponential makes a few large values
-    dominate each column, which a regularised linear model on few labels uses poorly.
+    column standardised over training documents and each row scaled to a fixed norm
+    (``output="normalized"``): the exponential makes a few large values dominate each
+    column, which a regularised linear model on few labels uses poorly.
 
-    ``transform`` evaluates ``n_documents x n_landmarks`` pairs. The landmark side of
-    the first layer is computed once for all landmarks and combined with each
-    document's side in batched tensor operations (one document against blocks of
-    landmarks), so the cost per pair is that of the hidden layers only (see
-    ``benchmarks/bench_documents_speed.py``).
+    By default the scorer is bilinear, :math:`f(x, x') = f_1(x)^\top f_1(x')`, with the
+    encoder of :class:`DirectNCEEmbedder`'s defaults: a linear map of the sublinear
+    tf-idf of the bag (``bag="log1p-idf"``) started at the spectral solution of the task
+    (``init="spectral"``), trained with a small learning rate for about 400 gradient
+    steps. The log-odds against the landmarks are then a matrix product. The paper's
+    setting, a fully connected network of the pair (its first layer acts on the
+    concatenation of both bags) on term frequencies, trained from PyTorch's
+    initialisation, is ``LandmarkNCEEmbedder(scorer="pair", bag="tf",
+    hidden_layer_sizes=(512, 512), lr=1e-3, batch_size=256, max_epochs=100,
+    output="exp")``. Its ``transform`` computes the landmark side of the first layer
+    once and runs the rest of the network on every (document, landmark) pair, in
+    blocks of landmarks (see ``benchmarks/bench_documents_speed.py``).
 
     Read more in the :ref:`User Guide <documents>`.
 
@@ -455,18 +498,35 @@ class LandmarkNCEEmbedder(_BaseDocumentNCE):
         single-word documents drawn by corpus frequency (Section 6.2, needed by
         :func:`~sknce.documents.recover_topic_posterior`); or an explicit count
         matrix of shape ``(n_landmarks, n_words)``.
+    scorer : {"bilinear", "pair"}, default="bilinear"
+        The network :math:`f(x, x')`. ``"bilinear"``: :math:`f_1(x)^\top f_1(x')` with
+        one encoder :math:`f_1` (``n_components``, ``init``, ``hidden_layer_sizes``), as
+        :class:`DirectNCEEmbedder`'s tied encoder. ``"pair"``: the paper's fully
+        connected network of the pair, ``hidden_layer_sizes`` wide (at least one hidden
+        layer), from PyTorch's initialisation (``init`` and ``n_components`` unused).
+    n_components : int, default=100
+        Output width ``d`` of the bilinear scorer's encoder (``scorer="bilinear"``). With
+        ``init="spectral"`` it is at most ``n_documents - 1`` and ``n_words``:
+        ``n_components_ = min(n_components, n_documents - 1, n_words)``.
+    init : {"spectral", "random"}, default="spectral"
+        Start of the bilinear scorer's encoder, as in :class:`DirectNCEEmbedder`:
+        ``"spectral"``: a :class:`~sknce.nn.LinearSkipEncoder` whose linear map starts
+        at the top eigenvectors of the centred cross-covariance of the two halves of
+        the training documents; ``"random"``: an :class:`~sknce.nn.MLP` with PyTorch's
+        initialisation.
     split : {"both", "partition", "resample", "word"}, default="both"
         How a document is split into two halves: a random partition of its tokens,
         two bags drawn with replacement from its words, each with probability 1/2
         (``"both"``, the best in Section 7.2), or a single random word against the
         rest (``"word"``, Section 6.2, with single-word landmarks).
         See :func:`sknce.documents.split_documents`.
-    bag : {"tf", "log1p-idf", "log1p", "counts"}, default="tf"
-        Representation of each half fed to the network: term frequencies, log(1 +
-        count) times the inverse document frequency (``idf_``) with rows scaled to
-        unit norm, log(1 + count), or raw counts. Term frequencies make a half's scale
-        independent of its length (halves of one document can differ in length, e.g.
-        with ``split="word"``).
+    bag : {"log1p-idf", "tf", "log1p", "counts"}, default="log1p-idf"
+        Representation of each half (in training), of each document and of each
+        landmark (in ``transform``) fed to the scorer: ``log(1 + count)`` times the
+        smooth inverse document frequency of the training documents (``idf_``), each
+        row scaled to unit Euclidean norm; ``"tf"``: term frequencies (the paper's,
+        which make a half's scale independent of its length); ``"log1p"``;
+        ``"counts"``.
     n_negatives : int, default=1
         Negative pairs per positive pair (1:1 as in Algorithm 1). Each negative pairs
         a document's first half with the second half of another document of the batch;
@@ -476,32 +536,39 @@ class LandmarkNCEEmbedder(_BaseDocumentNCE):
         :math:`\hat f` is clipped at :math:`\log g_{\max}`, whatever ``output``.
         ``None``: no bound (:math:`\hat f` is still capped at 80 so that
         :math:`\exp \hat f` stays finite).
-    output : {"standardized", "log-odds", "exp"}, default="standardized"
+    output : {"normalized", "standardized", "log-odds", "exp"}, default="normalized"
         What ``transform`` returns for each (document, landmark) pair:
         ``"standardized"``: :math:`(\hat f(x, l_i) - \mu_i) / \sigma_i`, with
         :math:`\mu_i, \sigma_i` (``output_mean_``, ``output_scale_``) the mean and
         standard deviation of landmark ``i``'s log-odds over (up to 1000, evenly
-        spaced) training documents; ``"log-odds"``: :math:`\hat f(x, l_i)`;
-        ``"exp"``: :math:`\exp \hat f(x, l_i)`, Eq. (3), the embedding that
-        :func:`~sknce.documents.recover_topic_posterior` inverts (it asks for it
-        whatever this parameter says).
-    hidden_layer_sizes : tuple of int, default=(512, 512)
-        Hidden layers of :math:`f` (at least one); the default is the three fully
-        connected layers of Sections 6.2 and 7.2, with LayerNorm and ReLU.
+        spaced) training documents; ``"normalized"``: each row of the standardised
+        log-odds scaled to Euclidean norm 10 (a scale at which ``LogisticRegression``'s
+        default regularisation fits a few labels well); ``"log-odds"``:
+        :math:`\hat f(x, l_i)`; ``"exp"``: :math:`\exp \hat f(x, l_i)`, Eq. (3), the
+        embedding that :func:`~sknce.documents.recover_topic_posterior` inverts (it
+        asks for it whatever this parameter says).
+    hidden_layer_sizes : tuple of int, default=()
+        Hidden layers (LayerNorm and ReLU). With ``scorer="bilinear"``: those of the
+        encoder, a residual branch added to the linear map from the spectral start
+        (``()``: a linear encoder); with ``scorer="pair"``: those of the network of
+        the pair, at least one (the paper's ``(512, 512)``: the three fully connected
+        layers of Sections 6.2 and 7.2).
     sparse_embeddings : bool, default=False
         Give the first layer's word weights sparse gradients (the rows of the words
         in the batch only), so that a step costs O(words in the batch) instead of
         O(vocabulary). Needs an optimizer that accepts sparse gradients:
         :class:`sknce.optim.LazyAdam` (Adam on the rows present), ``torch.optim.SGD``
         or ``torch.optim.Adagrad``.
-    max_epochs : int or "auto", default=100
-        Passes over the training data (``"auto"``: as for
-        :class:`DirectNCEEmbedder`, about 400 gradient steps).
-    batch_size : int or "auto", default=256
+    max_epochs : int or "auto", default="auto"
+        Passes over the training data. ``"auto"``: about 400 gradient steps,
+        ``clip(round(400 / steps_per_epoch), 5, 200)`` with ``steps_per_epoch`` the
+        batches of training documents (after the validation ones are held out).
+    batch_size : int or "auto", default="auto"
         Documents per gradient step (each gives ``1 + n_negatives`` pairs);
-        ``"auto"``: ``clip(n_documents // 8, 16, 256)``.
-    lr : float, default=1e-3
-        Learning rate of the optimizer (Adam, as in the paper).
+        ``"auto"``: ``clip(n_documents // 8, 16, 256)``, fixed at the first fit.
+    lr : float, default=1e-4
+        Learning rate of the optimizer (Adam). The spectral start is close to a good
+        solution; the paper's :math:`10^{-3}` suits a random start.
     optimizer : torch optimizer class, default=torch.optim.Adam
         Any :class:`torch.optim.Optimizer` subclass, built on the network's parameters.
     optimizer_kwargs : dict or None, default=None
@@ -525,11 +592,15 @@ class LandmarkNCEEmbedder(_BaseDocumentNCE):
         1 prints a progress bar and per-epoch losses.
     early_stopping : bool, default=True
         Hold out ``validation_fraction`` of the documents and stop when the
-        contrastive loss on them (with fixed splits and pairings) stops improving,
-        restoring the best weights (Section 7.2). Epochs count towards ``patience``
-        only once that loss is 1% below the loss of a constant guess (it can stay
-        there for many epochs before it drops); a fit whose loss never gets there
-        warns with a ``ConvergenceWarning``.
+        contrastive loss on them (with fixed splits and pairings) has not improved
+        for ``patience`` epochs, restoring the best weights (Section 7.2). The
+        starting weights count as epoch 0. An epoch improves only if it lowers the
+        best loss by more than 0.1% of it from the spectral start
+        (``scorer="bilinear"``, ``init="spectral"``) and by more than 0.01% from a
+        random start. Epochs count towards ``patience`` only once that loss is 1%
+        below the loss of a constant guess (from a random start it can stay there for
+        many epochs before it drops); a fit whose loss never gets there warns with a
+        ``ConvergenceWarning``.
     validation_fraction : float, default=0.1
         Share of the training examples held out for early stopping.
     patience : int, default=10
@@ -559,8 +630,12 @@ class LandmarkNCEEmbedder(_BaseDocumentNCE):
         Vocabulary size seen in ``fit``.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of the features, when ``X`` has string column names.
+    n_components_ : int
+        Width of the bilinear scorer's encoder (see ``n_components``); absent with
+        ``scorer="pair"``.
     net_ : NCENet
-        The fitted skorch net; ``net_.module_`` is the :class:`~sknce.nn.PairScorer`.
+        The fitted skorch net; ``net_.module_`` is the :class:`~sknce.nn.BilinearScorer`
+        (``scorer="bilinear"``) or the :class:`~sknce.nn.PairScorer` (``"pair"``).
     history_ : list of dict
         Per-epoch records of the skorch history: ``train_loss``, ``valid_loss`` with
         early stopping, ``dur``, and what callbacks record.
@@ -593,8 +668,7 @@ class LandmarkNCEEmbedder(_BaseDocumentNCE):
     >>> from sknce import LandmarkNCEEmbedder
     >>> from sknce.datasets import make_topic_corpus
     >>> corpus = make_topic_corpus(300, n_topics=3, n_words=60, random_state=0)
-    >>> emb = LandmarkNCEEmbedder(n_landmarks=20, hidden_layer_sizes=(32,),
-    ...                           max_epochs=5, random_state=0)
+    >>> emb = LandmarkNCEEmbedder(n_landmarks=20, n_components=8, random_state=0)
     >>> emb.fit_transform(corpus.X).shape
     (300, 20)
     """
@@ -603,8 +677,11 @@ class LandmarkNCEEmbedder(_BaseDocumentNCE):
         **_BaseDocumentNCE._parameter_constraints,
         "n_landmarks": [Interval(Integral, 1, None, closed="left")],
         "landmarks": [StrOptions({"documents", "words"}), "array-like", "sparse matrix"],
+        "scorer": [StrOptions({"bilinear", "pair"})],
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "init": [StrOptions({"spectral", "random"})],
         "clip": [Interval(Real, 0, None, closed="neither"), None],
-        "output": [StrOptions({"standardized", "log-odds", "exp"})],
+        "output": [StrOptions({"normalized", "standardized", "log-odds", "exp"})],
     }
 
     _output_statistics = True
@@ -614,16 +691,19 @@ class LandmarkNCEEmbedder(_BaseDocumentNCE):
         *,
         n_landmarks: int = 1000,
         landmarks="documents",
+        scorer: str = "bilinear",
+        n_components: int = 100,
+        init: str = "spectral",
         split: str = "both",
-        bag: str = "tf",
+        bag: str = "log1p-idf",
         n_negatives: int = 1,
         clip: float | None = None,
-        output: str = "standardized",
-        hidden_layer_sizes: tuple[int, ...] = (512, 512),
+        output: str = "normalized",
+        hidden_layer_sizes: tuple[int, ...] = (),
         sparse_embeddings: bool = False,
-        max_epochs: int | str = 100,
-        batch_size: int | str = 256,
-        lr: float = 1e-3,
+        max_epochs: int | str = "auto",
+        batch_size: int | str = "auto",
+        lr: float = 1e-4,
         optimizer=torch.optim.Adam,
         optimizer_kwargs: dict | None = None,
         callbacks: list | None = None,
@@ -639,6 +719,9 @@ class LandmarkNCEEmbedder(_BaseDocumentNCE):
         super().__init__(**common_params(locals()))
         self.n_landmarks = n_landmarks
         self.landmarks = landmarks
+        self.scorer = scorer
+        self.n_components = n_components
+        self.init = init
         self.split = split
         self.bag = bag
         self.n_negatives = n_negatives
@@ -649,18 +732,27 @@ class LandmarkNCEEmbedder(_BaseDocumentNCE):
 
     def _check_hidden(self) -> tuple[int, ...]:
         sizes = super()._check_hidden()
-        if not sizes:
+        if not sizes and self.scorer == "pair":
             raise ValueError(
-                "LandmarkNCEEmbedder needs at least one hidden layer: with "
+                "LandmarkNCEEmbedder(scorer='pair') needs at least one hidden layer: with "
                 "hidden_layer_sizes=() f(x, x') would be additive in x and x' and carry "
-                "no information about the pair. Use e.g. hidden_layer_sizes=(512, 512)."
+                "no information about the pair. Use e.g. hidden_layer_sizes=(512, 512), "
+                "or scorer='bilinear'."
             )
         return sizes
 
+    def _spectral_start(self) -> bool:
+        return self.scorer == "bilinear" and self.init == "spectral"
+
     def _make_scorer(self, n_features: int, X: sp.csr_matrix, seeds: Seeds) -> torch.nn.Module:
-        return PairScorer(
-            n_features, tuple(self.hidden_layer_sizes), sparse_grad=self.sparse_embeddings
-        )
+        if self.scorer == "pair":
+            self.__dict__.pop("n_components_", None)  # of an earlier bilinear fit
+            return PairScorer(
+                n_features, tuple(self.hidden_layer_sizes), sparse_grad=self.sparse_embeddings
+            )
+        f1 = self._builtin_encoder(n_features, X, seeds)()
+        self.n_components_ = output_dim(f1, n_features)
+        return BilinearScorer(f1)
 
     def _prepare(self, X: sp.csr_matrix, rng: np.random.Generator) -> None:
         if isinstance(self.landmarks, str) and self.landmarks == "documents":
@@ -721,9 +813,38 @@ class LandmarkNCEEmbedder(_BaseDocumentNCE):
 
     def _log_odds(self, X: sp.csr_matrix) -> torch.Tensor:
         """:math:`\\hat f(x, l_i)` of every document and landmark, capped (``clip``)."""
-        scorer = self._scorer
         cap = _MAX_LOG_ODDS if self.clip is None else math.log(self.clip)
         right = self._encode(self.landmarks_, "right")  # (M, H): computed once
+        out = torch.empty((X.shape[0], right.shape[0]))
+        with torch.no_grad():
+            if isinstance(self._scorer, BilinearScorer):
+                self._bilinear_log_odds(X, right, out)
+            else:
+                self._pair_log_odds(X, right, out)
+        return out.clamp_(max=cap)
+
+    def _bilinear_log_odds(self, X: sp.csr_matrix, right: torch.Tensor, out: torch.Tensor):
+        """:math:`f_1(x)^\\top f_1(l_i)` into ``out``, one matrix product per block of rows.
+
+        Every product has the same shape (the last block is padded with zero rows), so
+        its blocking and rounding, hence a document's output, do not depend on the
+        other documents transformed with it, to the bit.
+        """
+        device = self.net_.device
+        right_t = right.T.contiguous()  # (d, M)
+        for rows in self._batches(X.shape[0], _DOCUMENT_BLOCK):
+            left = self._scorer.encode_left(csr_to_tensor(self._bags(X[rows]), device))
+            n = left.shape[0]
+            if n == _DOCUMENT_BLOCK and out.device == left.device:
+                torch.mm(left, right_t, out=out[rows])
+                continue
+            padded = left.new_zeros((_DOCUMENT_BLOCK, left.shape[1]))
+            padded[:n] = left
+            out[rows] = (padded @ right_t)[:n].to(out.device)
+
+    def _pair_log_odds(self, X: sp.csr_matrix, right: torch.Tensor, out: torch.Tensor):
+        """The pair network's log-odds into ``out``, landmark side cached."""
+        scorer = self._scorer
         n_landmarks, width = right.shape
         # Pairs are evaluated one document at a time against blocks of landmarks small
         # enough to stay in cache (the hidden layers are memory-bound elementwise work plus
@@ -731,27 +852,28 @@ class LandmarkNCEEmbedder(_BaseDocumentNCE):
         # output does not depend on the other documents transformed with it, to the bit.
         lm_chunk = min(n_landmarks, max(1, _PAIR_BLOCK // width))
         device = self.net_.device
-        out = torch.empty((X.shape[0], n_landmarks))
-        with torch.no_grad():
-            for rows in self._batches(X.shape[0], 256):
-                left = scorer.encode_left(csr_to_tensor(self._bags(X[rows]), device))
-                for i in range(left.shape[0]):
-                    for j in range(0, n_landmarks, lm_chunk):
-                        logits = scorer.combine(left[i], right[j : j + lm_chunk])
-                        out[rows.start + i, j : j + lm_chunk] = torch.clamp(logits, max=cap).cpu()
-        return out
+        for rows in self._batches(X.shape[0], 256):
+            left = scorer.encode_left(csr_to_tensor(self._bags(X[rows]), device))
+            for i in range(left.shape[0]):
+                for j in range(0, n_landmarks, lm_chunk):
+                    logits = scorer.combine(left[i], right[j : j + lm_chunk])
+                    out[rows.start + i, j : j + lm_chunk] = logits.cpu()
 
     def _embed(self, X: sp.csr_matrix) -> torch.Tensor:
         F = self._log_odds(X)
         if self.output == "exp":
-            return torch.exp(F)
+            return F.exp_()
         if self.output == "log-odds":
             return F
         if hasattr(self, "output_mean_"):
             mean, scale = self.output_mean_, self.output_scale_
         else:  # during training: statistics of the network of the moment
             mean, scale = self._reference_statistics()
-        return (F.double() - torch.from_numpy(mean)) / torch.from_numpy(scale)
+        F.sub_(torch.from_numpy(mean).float()).div_(torch.from_numpy(scale).float())
+        if self.output == "normalized":
+            F.div_(torch.linalg.vector_norm(F, dim=1, keepdim=True).clamp_(min=1e-12))
+            F.mul_(_LANDMARK_NORM)
+        return F
 
 
 class DirectNCEEmbedder(_BaseDocumentNCE):
@@ -986,28 +1108,8 @@ class DirectNCEEmbedder(_BaseDocumentNCE):
         self.encoder = encoder
         self.sparse_embeddings = sparse_embeddings
 
-    def _early_stopping(self) -> ChanceAwareEarlyStopping:
-        start = "spectral" if self.encoder is None and self.init == "spectral" else "random"
-        return ChanceAwareEarlyStopping(
-            patience=self.patience,
-            load_best=True,
-            chance=self._chance_loss(),
-            threshold=_PLATEAU[start],
-            evaluate_initial=True,
-        )
-
-    def _builtin_encoder(self, n_features: int, X: sp.csr_matrix, seeds: Seeds):
-        """A constructor of the built-in encoder (called once, or twice when not tied)."""
-        hidden = tuple(self.hidden_layer_sizes)
-        sparse_grad = self.sparse_embeddings
-        if self.init == "random":
-            d = self.n_components
-            return lambda: MLP(n_features, hidden, d, sparse_grad=sparse_grad)
-        d = max(1, min(self.n_components, X.shape[0] - 1, n_features))
-        # A child of the init stream: the stream itself seeds torch's layers.
-        rng = seeds.numpy("init").spawn(1)[0]
-        P = spectral_projection(X, d, self.split, self._bags, rng)
-        return lambda: LinearSkipEncoder(n_features, d, hidden, weight=P, sparse_grad=sparse_grad)
+    def _spectral_start(self) -> bool:
+        return self.encoder is None and self.init == "spectral"
 
     def _make_scorer(self, n_features: int, X: sp.csr_matrix, seeds: Seeds) -> torch.nn.Module:
         default = None if self.encoder is not None else self._builtin_encoder(n_features, X, seeds)

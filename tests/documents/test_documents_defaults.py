@@ -2,7 +2,8 @@
 
 DirectNCEEmbedder: log(1 + count) x idf bags, a tied linear encoder started at the
 spectral solution, an "auto" schedule, early stopping that counts the start as epoch 0
-and ignores plateaus, rows of norm 3. LandmarkNCEEmbedder: standardised log-odds.
+and ignores plateaus, rows of norm 3. LandmarkNCEEmbedder: the same model, its log-odds
+against the landmarks standardised by column and scaled to rows of norm 10.
 """
 
 import copy
@@ -25,7 +26,7 @@ from sknce.datasets import make_topic_corpus
 from sknce.documents import recover_topic_posterior, split_documents
 from sknce.documents._spectral import spectral_projection
 from sknce.documents._split import normalize_bags, smooth_idf
-from sknce.nn import MLP, LinearSkipEncoder
+from sknce.nn import MLP, BilinearScorer, LinearSkipEncoder
 
 
 @pytest.fixture(scope="module")
@@ -192,6 +193,9 @@ def test_input_bags_linear_tied_encoder_and_output_rows_of_norm_3(block):
     assert np.all(emb.transform(sp.csr_matrix((2, 40))) == 0)  # an empty document
 
 
+@pytest.mark.filterwarnings(
+    "ignore:The validation loss never fell:sklearn.exceptions.ConvergenceWarning"
+)
 def test_the_paper_setting_builds_two_mlps_on_term_frequencies(block):
     emb = DirectNCEEmbedder(
         n_components=6,
@@ -228,6 +232,9 @@ def test_spectral_width_is_capped_by_the_documents_and_words(block):
     assert wide.fit(X).n_components_ == 20
 
 
+@pytest.mark.filterwarnings(
+    "ignore:The validation loss never fell:sklearn.exceptions.ConvergenceWarning"
+)
 def test_a_user_encoder_gets_the_default_bags_and_two_copies():
     norms = []
 
@@ -281,13 +288,53 @@ def test_idf_counts_every_chunk_of_a_stream_and_the_first_partial_fit(block):
     np.testing.assert_allclose(online.idf_, smooth_idf(X[:300]))
 
 
-# --- LandmarkNCE: standardised log-odds ----------------------------------------------------
+# --- LandmarkNCE: the direct model's scorer against landmarks, normalised log-odds --------
+def test_landmark_default_pipeline_beats_tfidf_and_svd_on_a_planted_corpus(overlapping):
+    """counts -> LandmarkNCEEmbedder() -> LogisticRegression(), fitted without labels on all."""
+    X, y = overlapping.X, overlapping.target
+    tfidf = TfidfTransformer().fit_transform(X)
+    svd = make_pipeline(TfidfTransformer(), TruncatedSVD(100, random_state=0)).fit_transform(X)
+    landmark = LandmarkNCEEmbedder(random_state=0).fit_transform(X)
+    baselines = {"tf-idf": probe(tfidf, y), "tf-idf+SVD": probe(svd, y)}
+    assert probe(landmark, y) > max(baselines.values()) + 0.01, baselines
+
+
+def test_landmark_defaults_train_the_direct_model_and_take_its_inner_products(block):
+    X = block.X[:600]
+    emb = LandmarkNCEEmbedder(n_landmarks=30, random_state=0).fit(X)
+    scorer = emb.net_.module_
+    assert isinstance(scorer, BilinearScorer) and scorer.tied
+    assert isinstance(scorer.f1, LinearSkipEncoder) and scorer.f1.branch is None
+    assert (emb.net_.batch_size, emb.net_.max_epochs, emb.n_components_) == (75, 50, 40)
+    # The same seed: the same spectral start, pairs and validation split as DirectNCE.
+    direct = DirectNCEEmbedder(output="raw", random_state=0).fit(X)
+    log_odds = emb.set_params(output="log-odds").transform(X)
+    expected = direct.transform(X) @ direct.transform(emb.landmarks_).T
+    np.testing.assert_allclose(log_odds, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_landmark_output_standardises_columns_then_scales_rows_to_norm_10(block):
+    X = block.X[:600]
+    emb = LandmarkNCEEmbedder(n_landmarks=30, random_state=0).fit(X)
+    Z = emb.transform(X)  # fewer than 1000: all are reference rows
+    np.testing.assert_allclose(np.linalg.norm(Z, axis=1), 10.0, rtol=1e-5)
+    standardized = copy.copy(emb).set_params(output="standardized").transform(X)
+    np.testing.assert_allclose(standardized.mean(0), 0.0, atol=1e-5)
+    np.testing.assert_allclose(standardized.std(0), 1.0, rtol=1e-4)
+    np.testing.assert_allclose(Z, 10 * normalize(standardized), rtol=1e-5, atol=1e-6)
+    log_odds = copy.copy(emb).set_params(output="log-odds").transform(X)
+    np.testing.assert_allclose(emb.output_mean_, log_odds.mean(0), rtol=1e-4, atol=1e-5)
+
+
 @pytest.fixture(scope="module")
 def word_landmarks(block):
+    """The paper's network of the pair, with single-word landmarks (Section 6)."""
     return LandmarkNCEEmbedder(
         n_landmarks=40,
         landmarks="words",
+        scorer="pair",
         split="word",
+        bag="tf",
         hidden_layer_sizes=(32,),
         lr=3e-3,
         max_epochs=10,
@@ -296,23 +343,15 @@ def word_landmarks(block):
     ).fit(block.X[:800])
 
 
-def test_landmark_columns_are_standardised_over_the_training_documents(word_landmarks, block):
-    Z = word_landmarks.transform(block.X[:800])  # fewer than 1000: all are reference rows
-    np.testing.assert_allclose(Z.mean(0), 0.0, atol=1e-5)
-    np.testing.assert_allclose(Z.std(0), 1.0, rtol=1e-4)
-    log_odds = copy.copy(word_landmarks).set_params(output="log-odds").transform(block.X[:800])
-    np.testing.assert_allclose(word_landmarks.output_mean_, log_odds.mean(0), rtol=1e-5)
-
-
 def test_recover_topic_posterior_reads_exp_f_whatever_the_output(word_landmarks, block):
     X = block.X[800:]
     args = (X, block.topics, block.word_probs)
     etas = [
         recover_topic_posterior(copy.copy(word_landmarks).set_params(output=output), *args)
-        for output in ("standardized", "log-odds", "exp")
+        for output in ("normalized", "standardized", "log-odds", "exp")
     ]
-    np.testing.assert_allclose(etas[0], etas[2])
-    np.testing.assert_allclose(etas[1], etas[2])
-    assert word_landmarks.output == "standardized"  # the caller's estimator is unchanged
+    for eta in etas[:3]:
+        np.testing.assert_allclose(eta, etas[3])
+    assert word_landmarks.output == "normalized"  # the caller's estimator is unchanged
     top = (etas[0].argmax(1) == block.posterior_mean[800:].argmax(1)).mean()
     assert top > 0.85  # chance: 0.25

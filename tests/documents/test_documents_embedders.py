@@ -27,9 +27,14 @@ FAST = dict(hidden_layer_sizes=(32,), batch_size=64, lr=3e-3, random_state=0)
 #: raw f1(x) as the embedding (with FAST's smaller network).
 PAPER = dict(bag="tf", init="random", tied=False, output="raw")
 
-#: (estimator, extra parameters): LandmarkNCE, DirectNCE's defaults, DirectNCE's paper setting.
+#: LandmarkNCE as Tosh et al. train it: a network of the pair on term frequencies from a
+#: random start (with FAST's smaller network).
+LANDMARK_PAPER = dict(scorer="pair", bag="tf")
+
+#: (estimator, extra parameters): both embedders at their defaults and in the paper's setting.
 VARIANTS = [
     pytest.param(LandmarkNCEEmbedder, {"n_landmarks": 50}, id="landmark"),
+    pytest.param(LandmarkNCEEmbedder, {"n_landmarks": 50, **LANDMARK_PAPER}, id="landmark-paper"),
     pytest.param(DirectNCEEmbedder, {"n_components": 8}, id="direct"),
     pytest.param(DirectNCEEmbedder, {"n_components": 8, **PAPER}, id="direct-paper"),
 ]
@@ -50,6 +55,7 @@ def word_landmarks(corpus):
         split="word",
         max_epochs=25,
         early_stopping=False,
+        **LANDMARK_PAPER,
         **FAST,
     ).fit(corpus.X)
 
@@ -90,8 +96,9 @@ def test_sparse_embeddings_train_only_the_words_present_and_learn(corpus, cls, p
         **params,
         **FAST,
     ).fit(X.tocsr())
-    # Two word-weight layers: the pair network's two sides (landmark); f1's and f2's first
-    # layers (paper); the tied encoder's linear map and its residual branch (defaults).
+    # Two word-weight layers: the pair network's two sides (landmark-paper); f1's and f2's
+    # first layers (direct-paper); the tied encoder's linear map and its residual branch
+    # (the defaults of both).
     first = [m for m in emb.net_.module_.modules() if isinstance(m, InputLinear)]
     assert len(first) == 2 and all(m.sparse_grad for m in first)
     for layer in first:  # the last step's gradient: rows of the words present only
@@ -109,7 +116,7 @@ def test_sparse_embeddings_with_a_dense_optimizer_name_the_fix(corpus, cls):
 @pytest.mark.parametrize(
     "cls, params",
     [
-        pytest.param(LandmarkNCEEmbedder, {}, id="landmark"),
+        pytest.param(LandmarkNCEEmbedder, LANDMARK_PAPER, id="landmark-paper"),
         pytest.param(DirectNCEEmbedder, PAPER, id="direct-paper"),
     ],
 )
@@ -180,15 +187,16 @@ def test_landmark_transform_matches_naive_pair_evaluation(word_landmarks, corpus
     np.testing.assert_allclose(fast, expected, rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("cls", [LandmarkNCEEmbedder, DirectNCEEmbedder])
-def test_transform_is_batch_independent_and_sparse_equals_dense(corpus, cls, monkeypatch):
-    emb = cls(max_epochs=2, early_stopping=False, **FAST).fit(corpus.X[:200])
+@pytest.mark.parametrize("cls, params", VARIANTS)
+def test_transform_is_batch_independent_and_sparse_equals_dense(corpus, cls, params, monkeypatch):
+    emb = cls(max_epochs=2, early_stopping=False, **params, **FAST).fit(corpus.X[:200])
     X = corpus.X[:50]
     full = emb.transform(X)
     rows = np.vstack([emb.transform(X[i]) for i in range(50)])
     np.testing.assert_allclose(rows, full, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(emb.transform(X.toarray()), full, rtol=1e-5, atol=1e-6)
     monkeypatch.setattr("sknce.documents._embedders._PAIR_BLOCK", 100)
+    monkeypatch.setattr("sknce.documents._embedders._DOCUMENT_BLOCK", 16)
     np.testing.assert_allclose(emb.transform(X), full, rtol=1e-5, atol=1e-6)
     assert emb.transform(X.astype(np.float32)).dtype == np.float32
 
@@ -242,7 +250,7 @@ def test_landmark_options(corpus):
     with pytest.raises(ValueError, match="landmarks given as a matrix"):
         LandmarkNCEEmbedder(landmarks=explicit[:, :3], **FAST).fit(X)
     with pytest.raises(ValueError, match="at least one hidden layer"):
-        LandmarkNCEEmbedder(**{**FAST, "hidden_layer_sizes": ()}).fit(X)
+        LandmarkNCEEmbedder(**{**FAST, **LANDMARK_PAPER, "hidden_layer_sizes": ()}).fit(X)
     with pytest.raises(ValueError, match="single-word landmarks"):
         recover_topic_posterior(emb, X, corpus.topics, corpus.word_probs)
 
