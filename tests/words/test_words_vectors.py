@@ -64,22 +64,32 @@ def test_lookup_names_and_aliases(wv):
         wv.most_similar("xyz")
 
 
-def test_getitem_on_a_list_gives_rows_like_gensim(wv, kv):
+def test_getitem_on_a_list_gives_the_rows(wv):
     rows = wv[["cat", "love", "cat"]]
     assert rows.shape == (3, 8)
     np.testing.assert_array_equal(rows, wv.vectors[[42, 43, 42]])
-    np.testing.assert_array_equal(rows, kv[["cat", "love", "cat"]])
-    np.testing.assert_array_equal(wv[np.array(["cat", "sex"])], kv[["cat", "sex"]])
+    np.testing.assert_array_equal(wv[np.array(["cat", "sex"])], wv.vectors[[42, 44]])
     assert wv[[]].shape == (0, 8)
     with pytest.raises(KeyError, match="'dog' is not in the vocabulary"):
         wv[["cat", "dog"]]
 
 
-def test_get_vector_is_read_only_and_normalises_like_gensim(wv, kv):
-    np.testing.assert_allclose(wv.get_vector("cat", norm=True), kv.get_vector("cat", norm=True))
+def test_getitem_on_a_list_gives_rows_like_gensim(wv, kv):
+    np.testing.assert_array_equal(wv[["cat", "love", "cat"]], kv[["cat", "love", "cat"]])
+    np.testing.assert_array_equal(wv[np.array(["cat", "sex"])], kv[["cat", "sex"]])
+
+
+def test_get_vector_is_read_only_and_normalises(wv):
     with pytest.raises(ValueError, match="read-only"):
         wv.get_vector("cat")[0] = 1.0
-    np.testing.assert_allclose(wv.norms, np.linalg.norm(wv.vectors, axis=1), rtol=1e-6)
+    norms = np.linalg.norm(wv.vectors, axis=1)
+    np.testing.assert_allclose(wv.norms, norms, rtol=1e-6)
+    np.testing.assert_allclose(wv.get_vector("cat", norm=True), wv["cat"] / norms[42], rtol=1e-6)
+    np.testing.assert_allclose(wv.get_normed_vectors(), wv.vectors / norms[:, None], atol=1e-7)
+
+
+def test_get_vector_normalises_like_gensim(wv, kv):
+    np.testing.assert_allclose(wv.get_vector("cat", norm=True), kv.get_vector("cat", norm=True))
     np.testing.assert_allclose(wv.get_normed_vectors(), kv.get_normed_vectors(), atol=1e-7)
 
 
@@ -142,6 +152,13 @@ def test_counts_and_vecattrs(wv):
         counted.get_vecattr("zzz", "count")
 
 
+def test_a_set_vecattr_gives_other_words_a_zero(wv):
+    wv.set_vecattr("cat", "count", 10)
+    wv.set_vecattr("love", "count", 4)
+    assert wv.get_vecattr("cat", "count") == 10 and wv.get_vecattr("love", "count") == 4
+    assert wv.get_vecattr("sex", "count") == 0
+
+
 def test_vecattrs_behave_as_gensims(kv):
     wv = WordVectors(list(kv.index_to_key), kv.vectors)
     for model in (wv, kv):
@@ -180,21 +197,31 @@ def test_norms_are_computed_once_and_renewed_when_the_vectors_change(wv):
     assert fresh["w0"] == pytest.approx(_cosines(wv.vectors, wv["cat"])[wv.index["w0"]], abs=1e-6)
 
 
-def test_add_vectors_renews_the_cache_and_keeps_or_replaces(wv, kv):
+def test_add_vectors_renews_the_cache_and_keeps_or_replaces(wv):
     wv.most_similar("cat")
     cat = wv["cat"].copy()
-    new = np.vstack([cat * 3.0, -cat])
-    for model in (wv, kv):
-        model.add_vectors(["kitten", "cat"], new)  # "cat" exists: kept (replace=False)
+    wv.add_vectors(["kitten", "cat"], np.vstack([cat * 3.0, -cat]))  # "cat" is kept
     assert len(wv) == 46 and wv.index["kitten"] == 45
     np.testing.assert_array_equal(wv["cat"], cat)
-    _assert_same_neighbours(wv.most_similar("kitten", topn=5), kv.most_similar("kitten", topn=5))
+    cos = _cosines(wv.vectors, wv["kitten"])
+    cos[45] = -np.inf
+    assert [w for w, _ in wv.most_similar("kitten", topn=5)] == [
+        wv.words[i] for i in np.argsort(-cos)[:5]
+    ]
     assert wv.most_similar("cat", topn=1) == [("kitten", pytest.approx(1.0, abs=1e-6))]
     wv.add_vectors(["cat"], [-cat], replace=True)
     np.testing.assert_array_equal(wv["cat"], -cat)
     assert wv.similarity("cat", "kitten") == pytest.approx(-1.0, abs=1e-6)
     wv["puppy"] = cat
     assert wv.add_vector("pup", cat) == 47 and wv.similarity("pup", "puppy") == pytest.approx(1)
+
+
+def test_add_vectors_equals_gensim(wv, kv):
+    wv.most_similar("cat")
+    cat = wv["cat"].copy()
+    for model in (wv, kv):
+        model.add_vectors(["kitten", "cat"], np.vstack([cat * 3.0, -cat]))
+    _assert_same_neighbours(wv.most_similar("kitten", topn=5), kv.most_similar("kitten", topn=5))
 
 
 def test_add_vectors_extends_attributes_and_rejects_bad_input():
@@ -356,7 +383,7 @@ def test_a_zero_word_vector_is_never_a_nan_answer():
 
 
 @pytest.mark.filterwarnings("ignore:Call to deprecated `init_sims`:DeprecationWarning")
-def test_most_similar_cosmul_equals_gensim_and_its_formula(wv, kv):
+def test_most_similar_cosmul_equals_gensim(wv, kv):
     v = wv["w5"].astype(np.float32) * 3
     for query in (
         {"positive": "cat"},
@@ -370,6 +397,9 @@ def test_most_similar_cosmul_equals_gensim_and_its_formula(wv, kv):
         kv.most_similar_cosmul(["cat"], ["sex"], topn=None),
         rtol=1e-6,
     )
+
+
+def test_most_similar_cosmul_is_3cosmul(wv):
     # Levy & Goldberg's 3CosMul by hand, within the first 30 words.
     unit = wv.vectors.astype(np.float64)
     unit /= np.linalg.norm(unit, axis=1)[:, None]
@@ -392,13 +422,39 @@ def test_most_similar_cosmul_equals_gensim_and_its_formula(wv, kv):
 # --- similarities and distances -------------------------------------------------------
 
 
-def test_similarity_and_distance_equal_gensim_and_cosine(wv, kv):
+def test_similarity_and_distance_are_cosines(wv):
     expected = _cosines(wv["cat"][None], wv["love"])[0]
     assert wv.similarity("cat", "love") == pytest.approx(expected, abs=1e-6)
-    assert wv.similarity("cat", "love") == pytest.approx(kv.similarity("cat", "love"), abs=1e-7)
     assert wv.similarity("love", "cat") == pytest.approx(wv.similarity("cat", "love"))
     assert wv.similarity("cat", "cat") == pytest.approx(1.0, abs=1e-6)
+    assert wv.distance("cat", "sex") == pytest.approx(1 - wv.similarity("cat", "sex"), abs=1e-6)
+
+
+def test_similarity_and_distance_equal_gensim(wv, kv):
+    assert wv.similarity("cat", "love") == pytest.approx(kv.similarity("cat", "love"), abs=1e-7)
     assert wv.distance("cat", "sex") == pytest.approx(kv.distance("cat", "sex"), abs=1e-6)
+
+
+def test_distances_closer_than_and_rank_by_brute_force(wv):
+    np.testing.assert_allclose(
+        wv.distances("tiger"), 1 - _cosines(wv.vectors, wv["tiger"]), atol=1e-6
+    )
+    others = ["love", "sex", "w7"]
+    expected = 1 - _cosines(wv[others], wv["cat"])
+    np.testing.assert_allclose(wv.distances("cat", others), expected, atol=1e-6)
+    vector = wv["w9"] + 1.0
+    np.testing.assert_allclose(wv.distances(vector), 1 - _cosines(wv.vectors, vector), atol=1e-6)
+    for a, b in [("cat", "love"), ("w3", "sex"), ("tiger", "Tiger")]:
+        dists = 1 - _cosines(wv.vectors, wv[a])
+        closer = [w for i, w in enumerate(wv.words) if dists[i] < dists[wv.index[b]] and w != a]
+        assert sorted(wv.closer_than(a, b)) == sorted(closer)
+        assert wv.rank(a, b) == len(closer) + 1
+    best = wv.most_similar("cat", topn=1)[0][0]
+    assert wv.rank("cat", best) == 1 and wv.closer_than("cat", best) == []
+    given = others[int(np.argmax(_cosines(wv[others], wv["cat"])))]
+    assert wv.most_similar_to_given("cat", others) == given
+    with pytest.raises(ValueError, match="non-finite"):
+        wv.distances(np.full(8, np.inf))
 
 
 def test_distances_closer_than_and_rank_equal_gensim(wv, kv):
@@ -407,38 +463,38 @@ def test_distances_closer_than_and_rank_equal_gensim(wv, kv):
     np.testing.assert_allclose(wv.distances("cat", others), kv.distances("cat", others), atol=1e-6)
     vector = wv["w9"] + 1.0
     np.testing.assert_allclose(wv.distances(vector), kv.distances(vector), atol=1e-6)
-    np.testing.assert_allclose(
-        wv.distances("tiger"), 1 - _cosines(wv.vectors, wv["tiger"]), atol=1e-6
-    )
     for a, b in [("cat", "love"), ("w3", "sex"), ("tiger", "Tiger")]:
         assert wv.closer_than(a, b) == kv.closer_than(a, b)
         assert wv.rank(a, b) == kv.rank(a, b)
-    best = wv.most_similar("cat", topn=1)[0][0]
-    assert wv.rank("cat", best) == 1 and wv.closer_than("cat", best) == []
     assert wv.most_similar_to_given("cat", others) == kv.most_similar_to_given("cat", others)
-    with pytest.raises(ValueError, match="non-finite"):
-        wv.distances(np.full(8, np.inf))
 
 
-def test_n_similarity_and_mean_vectors_equal_gensim(wv, kv):
-    for ws1, ws2 in [(["cat"], ["love"]), (["cat", "tiger"], ["sex", "w1", "w2"])]:
-        assert wv.n_similarity(ws1, ws2) == pytest.approx(kv.n_similarity(ws1, ws2), abs=1e-6)
-    # gensim skips unknown words in n_similarity.
+def test_n_similarity_and_mean_vectors_by_brute_force(wv):
+    unit = wv.vectors / np.linalg.norm(wv.vectors, axis=1)[:, None]
+    a, b = wv[["cat", "tiger"]].mean(axis=0), wv[["sex", "w1", "w2"]].mean(axis=0)
+    expected = _cosines(a[None], b)[0]
+    assert wv.n_similarity(["cat", "tiger"], ["sex", "w1", "w2"]) == pytest.approx(
+        expected, abs=1e-6
+    )
+    # unknown words are skipped, as gensim does
     assert wv.n_similarity(["cat", "dog"], ["love"]) == pytest.approx(
-        kv.n_similarity(["cat", "dog"], ["love"]), abs=1e-6
+        wv.similarity("cat", "love"), abs=1e-6
+    )
+    mean = (2.0 * unit[42] - 1.0 * unit[43]) / 3.0
+    np.testing.assert_allclose(
+        wv.get_mean_vector(["cat", "love", "dog"], weights=[2.0, -1.0, 5.0]), mean, atol=1e-6
+    )
+    v = np.linspace(-1, 1, 8).astype(np.float32)
+    raw = (wv["cat"] + v) / 2
+    np.testing.assert_allclose(
+        wv.get_mean_vector(["cat", v], pre_normalize=False, post_normalize=True),
+        raw / np.linalg.norm(raw),
+        atol=1e-6,
     )
     with pytest.raises(ValueError, match="non-empty"):
         wv.n_similarity([], ["cat"])
     with pytest.raises(KeyError, match="none of the words"):
         wv.n_similarity(["dog"], ["cat"])
-    v = np.linspace(-1, 1, 8).astype(np.float32)
-    for args in (
-        {"keys": ["cat", "love"]},
-        {"keys": ["cat", "love", "dog"], "weights": [2.0, -1.0, 5.0]},
-        {"keys": ["cat", v], "pre_normalize": False, "post_normalize": True},
-        {"keys": [3, "sex"], "weights": np.array([0.5, 0.25], dtype=np.float32)},
-    ):
-        np.testing.assert_allclose(wv.get_mean_vector(**args), kv.get_mean_vector(**args), 1e-6)
     with pytest.raises(KeyError, match="'dog'"):
         wv.get_mean_vector(["cat", "dog"], ignore_missing=False)
     with pytest.raises(ValueError, match="same length"):
@@ -447,17 +503,45 @@ def test_n_similarity_and_mean_vectors_equal_gensim(wv, kv):
         wv.get_mean_vector([])
 
 
+def test_n_similarity_and_mean_vectors_equal_gensim(wv, kv):
+    for ws1, ws2 in [(["cat"], ["love"]), (["cat", "tiger"], ["sex", "w1", "w2"])]:
+        assert wv.n_similarity(ws1, ws2) == pytest.approx(kv.n_similarity(ws1, ws2), abs=1e-6)
+    assert wv.n_similarity(["cat", "dog"], ["love"]) == pytest.approx(
+        kv.n_similarity(["cat", "dog"], ["love"]), abs=1e-6
+    )
+    v = np.linspace(-1, 1, 8).astype(np.float32)
+    for args in (
+        {"keys": ["cat", "love"]},
+        {"keys": ["cat", "love", "dog"], "weights": [2.0, -1.0, 5.0]},
+        {"keys": ["cat", v], "pre_normalize": False, "post_normalize": True},
+        {"keys": [3, "sex"], "weights": np.array([0.5, 0.25], dtype=np.float32)},
+    ):
+        np.testing.assert_allclose(wv.get_mean_vector(**args), kv.get_mean_vector(**args), 1e-6)
+
+
 def test_doesnt_match_and_rank_by_centrality_equal_gensim(wv, kv):
     words = ["cat", "tiger", "love", "w1", "w20"]
     assert wv.doesnt_match(words) == kv.doesnt_match(words)
     ours, theirs = wv.rank_by_centrality(words), kv.rank_by_centrality(words)
     assert [w for _, w in ours] == [w for _, w in theirs]
     np.testing.assert_allclose([s for s, _ in ours], [s for s, _ in theirs], atol=1e-6)
+    with pytest.warns(UserWarning, match=r"\['dog'\]"):
+        assert wv.doesnt_match(words + ["dog"]) == kv.doesnt_match(words)
+
+
+def test_doesnt_match_is_the_word_farthest_from_the_mean(wv):
+    words = ["cat", "tiger", "love", "w1", "w20"]
+    unit = wv[words] / np.linalg.norm(wv[words], axis=1)[:, None]
+    centrality = _cosines(unit, unit.mean(axis=0))
+    ranked = wv.rank_by_centrality(words)
+    assert [w for _, w in ranked] == [words[i] for i in np.argsort(-centrality)]
+    np.testing.assert_allclose([s for s, _ in ranked], np.sort(centrality)[::-1], atol=1e-6)
+    assert wv.doesnt_match(words) == words[int(np.argmin(centrality))]
     # Planted: three near-identical directions and one outlier.
     planted = WordVectors(["a", "b", "c", "odd"], [[1, 0.1], [1, 0.0], [1, -0.1], [-0.2, 1]])
     assert planted.doesnt_match(["a", "b", "odd", "c"]) == "odd"
     with pytest.warns(UserWarning, match=r"\['dog'\]"):
-        assert wv.doesnt_match(words + ["dog"]) == kv.doesnt_match(words)
+        assert wv.doesnt_match(words + ["dog"]) == wv.doesnt_match(words)
     with pytest.raises(ValueError, match="empty list"), pytest.warns(UserWarning, match="dog"):
         wv.doesnt_match(["dog"])
 
