@@ -53,7 +53,36 @@ from sknce._engine import HoldOut, NCENet, resolve_device
 from sknce._random import Seeds, seeded_init
 from sknce.nn import DenseInput, output_dim
 
-__all__ = ["ENCODER_CONSTRAINT", "BaseNCE", "common_params"]
+__all__ = ["ENCODER_CONSTRAINT", "BaseNCE", "check_sortable_labels", "common_params"]
+
+
+def check_sortable_labels(y, name: str = "y") -> np.ndarray:
+    """``y`` as an array of labels that can be sorted, or a TypeError naming the mix.
+
+    Labels (class or group ids) are encoded by sorting them; a mix of types (numbers
+    and strings, or a ``None`` among numbers) cannot be sorted.
+
+    Parameters
+    ----------
+    y : array-like
+        Labels.
+    name : str, default="y"
+        The input's name in the message.
+
+    Returns
+    -------
+    ndarray
+    """
+    y = np.asarray(y)
+    try:
+        np.unique(y)
+    except TypeError:
+        kinds = sorted({type(v).__name__ for v in y.ravel()})
+        raise TypeError(
+            f"{name} mixes labels of types {kinds}, which cannot be sorted; give every "
+            f"sample a label of one type (all numbers or all strings), e.g. {name}.astype(str)."
+        ) from None
+    return y
 
 
 class BaseNCE(BaseEstimator):
@@ -207,6 +236,15 @@ class BaseNCE(BaseEstimator):
                 f"optimizer_kwargs has {unknown} which {optimizer.__name__} does not accept; "
                 f"its options are {accepted}."
             )
+        # The optimizer checks its values when built: build one on a stand-in parameter,
+        # so that a bad value is named here rather than deep inside the fit.
+        try:
+            optimizer([torch.zeros(1, requires_grad=True)], lr=self.lr, **kwargs)
+        except (ValueError, TypeError) as error:
+            raise ValueError(
+                f"optimizer_kwargs={kwargs!r} with lr={self.lr} are not valid options of "
+                f"{optimizer.__name__}: {error}"
+            ) from None
 
     def _check_hidden(self, name: str = "hidden_layer_sizes") -> tuple[int, ...]:
         """A layer-size parameter as a tuple, or a ValueError naming the expected form."""

@@ -235,3 +235,36 @@ def test_save_npz_chunks_writes_whole_files_or_nothing(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["chunk-00000.npz", "chunk-00001.npz"]
     assert (tmp_path / "chunk-00001.npz").read_bytes() == before
     np.testing.assert_array_equal(next(iter(first)), np.zeros((2, 3)))
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_an_option_value_the_optimizer_rejects_is_named_before_training(name):
+    estimator = _make(name, optimizer_kwargs={"weight_decay": -1.0})
+    X, y = _data(REGISTRY[name].data)
+    with pytest.raises(ValueError, match=r"optimizer_kwargs=.*not valid options of \w+:.*weight"):
+        estimator.fit(X) if REGISTRY[name].data in ("counts", "tokens") else estimator.fit(X, y)
+    assert _is_unfitted(estimator)
+
+
+def test_labels_of_types_that_cannot_be_sorted_are_a_clear_type_error():
+    X, y = _data("groups")
+    mixed = np.array([1, "a"] * (len(y) // 2), dtype=object)
+    with_none = y.astype(object)
+    with_none[0] = None
+    for bad in (mixed, with_none):
+        with pytest.raises(TypeError, match=r"y mixes labels of types .* cannot be sorted"):
+            _make("LatentClassNCEEmbedder").fit(X, bad)
+    classifier = _make("ConditionalNCEClassifier").fit(X, y)
+    with pytest.raises(TypeError, match=r"y mixes labels of types"):
+        classifier.score(X, mixed)
+
+
+def test_regressor_scores_targets_of_any_finite_scale_and_rejects_missing_ones():
+    X, y = _data("regression")
+    regressor = _make("ConditionalNCERegressor").fit(X, y)
+    assert np.isfinite(regressor.score(X, y * 1e300))
+    missing = y.astype(object)
+    missing[0] = None
+    for method in (regressor.score, regressor.score_samples):
+        with pytest.raises(ValueError, match="y contains NaN or infinity"):
+            method(X, missing)
