@@ -448,9 +448,11 @@ class _BaseDocumentNCE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNC
             In the dtype of ``X`` (float64 or float32).
         """
         X = self._validate_counts(X, reset=False, integer=False)
-        dtype = X.dtype
-        out = self._finite_output(self._embed(_as_csr(X)), "transform")
-        return out.cpu().numpy().astype(dtype, copy=False)
+        dtype = torch.float64 if X.dtype == np.float64 else torch.float32
+        out = self._embed(_as_csr(X), dtype)
+        if not torch.isfinite(out.sum()):  # one cheap pass; the exact check names the rows
+            out = self._finite_output(out, "transform")
+        return out.numpy()
 
 
 class LandmarkNCEEmbedder(_BaseDocumentNCE):
@@ -813,18 +815,31 @@ class LandmarkNCEEmbedder(_BaseDocumentNCE):
 
     def _log_odds(self, X: sp.csr_matrix) -> torch.Tensor:
         """:math:`\\hat f(x, l_i)` of every document and landmark, capped (``clip``)."""
+        out = torch.empty((X.shape[0], self.landmarks_.shape[0]))
+        with torch.no_grad():
+            for rows, block in self._log_odds_blocks(X):
+                out[rows].copy_(block)
+        return out
+
+    def _log_odds_blocks(self, X: sp.csr_matrix) -> Iterator[tuple[slice, torch.Tensor]]:
+        """Capped log-odds of consecutive blocks of documents against every landmark.
+
+        Yields ``(rows, block)``; ``block`` (``rows`` by landmarks) is overwritten by the
+        next block, so that the work on one stays in cache. Iterate under ``no_grad``.
+        """
         cap = _MAX_LOG_ODDS if self.clip is None else math.log(self.clip)
         right = self._encode(self.landmarks_, "right")  # (M, H): computed once
-        out = torch.empty((X.shape[0], right.shape[0]))
-        with torch.no_grad():
-            if isinstance(self._scorer, BilinearScorer):
-                self._bilinear_log_odds(X, right, out)
-            else:
-                self._pair_log_odds(X, right, out)
-        return out.clamp_(max=cap)
+        if isinstance(self._scorer, BilinearScorer):
+            blocks = self._bilinear_blocks(X, right)
+        else:
+            blocks = self._pair_blocks(X, right)
+        for rows, block in blocks:
+            yield rows, block.clamp_(max=cap)
 
-    def _bilinear_log_odds(self, X: sp.csr_matrix, right: torch.Tensor, out: torch.Tensor):
-        """:math:`f_1(x)^\\top f_1(l_i)` into ``out``, one matrix product per block of rows.
+    def _bilinear_blocks(
+        self, X: sp.csr_matrix, right: torch.Tensor
+    ) -> Iterator[tuple[slice, torch.Tensor]]:
+        """:math:`f_1(x)^\\top f_1(l_i)`: one matrix product per block of documents.
 
         Every product has the same shape (the last block is padded with zero rows), so
         its blocking and rounding, hence a document's output, do not depend on the
@@ -832,18 +847,18 @@ class LandmarkNCEEmbedder(_BaseDocumentNCE):
         """
         device = self.net_.device
         right_t = right.T.contiguous()  # (d, M)
+        left = right.new_zeros((_DOCUMENT_BLOCK, right.shape[1]))
+        out = right.new_empty((_DOCUMENT_BLOCK, right.shape[0]))
         for rows in self._batches(X.shape[0], _DOCUMENT_BLOCK):
-            left = self._scorer.encode_left(csr_to_tensor(self._bags(X[rows]), device))
-            n = left.shape[0]
-            if n == _DOCUMENT_BLOCK and out.device == left.device:
-                torch.mm(left, right_t, out=out[rows])
-                continue
-            padded = left.new_zeros((_DOCUMENT_BLOCK, left.shape[1]))
-            padded[:n] = left
-            out[rows] = (padded @ right_t)[:n].to(out.device)
+            n = rows.stop - rows.start
+            left[:n] = self._scorer.encode_left(csr_to_tensor(self._bags(X[rows]), device))
+            left[n:] = 0.0
+            yield rows, torch.mm(left, right_t, out=out)[:n]
 
-    def _pair_log_odds(self, X: sp.csr_matrix, right: torch.Tensor, out: torch.Tensor):
-        """The pair network's log-odds into ``out``, landmark side cached."""
+    def _pair_blocks(
+        self, X: sp.csr_matrix, right: torch.Tensor
+    ) -> Iterator[tuple[slice, torch.Tensor]]:
+        """The pair network's log-odds, landmark side cached, 256 documents per block."""
         scorer = self._scorer
         n_landmarks, width = right.shape
         # Pairs are evaluated one document at a time against blocks of landmarks small
@@ -851,29 +866,38 @@ class LandmarkNCEEmbedder(_BaseDocumentNCE):
         # small GEMMs). Every block has the same shape whatever the batch, so a document's
         # output does not depend on the other documents transformed with it, to the bit.
         lm_chunk = min(n_landmarks, max(1, _PAIR_BLOCK // width))
+        buffer = right.new_empty((lm_chunk, width))  # reused by every block
+        out = right.new_empty((256, n_landmarks))
         device = self.net_.device
         for rows in self._batches(X.shape[0], 256):
             left = scorer.encode_left(csr_to_tensor(self._bags(X[rows]), device))
             for i in range(left.shape[0]):
                 for j in range(0, n_landmarks, lm_chunk):
-                    logits = scorer.combine(left[i], right[j : j + lm_chunk])
-                    out[rows.start + i, j : j + lm_chunk] = logits.cpu()
+                    block = right[j : j + lm_chunk]
+                    out[i, j : j + lm_chunk] = scorer.combine_block(
+                        left[i], block, buffer[: block.shape[0]]
+                    )
+            yield rows, out[: left.shape[0]]
 
-    def _embed(self, X: sp.csr_matrix) -> torch.Tensor:
-        F = self._log_odds(X)
-        if self.output == "exp":
-            return F.exp_()
-        if self.output == "log-odds":
-            return F
-        if hasattr(self, "output_mean_"):
-            mean, scale = self.output_mean_, self.output_scale_
-        else:  # during training: statistics of the network of the moment
-            mean, scale = self._reference_statistics()
-        F.sub_(torch.from_numpy(mean).float()).div_(torch.from_numpy(scale).float())
-        if self.output == "normalized":
-            F.div_(torch.linalg.vector_norm(F, dim=1, keepdim=True).clamp_(min=1e-12))
-            F.mul_(_LANDMARK_NORM)
-        return F
+    def _embed(self, X: sp.csr_matrix, dtype: torch.dtype) -> torch.Tensor:
+        out = torch.empty((X.shape[0], self.landmarks_.shape[0]), dtype=dtype)
+        if self.output in ("standardized", "normalized"):
+            if hasattr(self, "output_mean_"):
+                mean, scale = self.output_mean_, self.output_scale_
+            else:  # during training: statistics of the network of the moment
+                mean, scale = self._reference_statistics()
+            mean, scale = (torch.from_numpy(v).float().to(self.net_.device) for v in (mean, scale))
+        with torch.no_grad():  # each block's output computed in place, while it is in cache
+            for rows, F in self._log_odds_blocks(X):
+                if self.output == "exp":
+                    F.exp_()
+                elif self.output != "log-odds":
+                    F.sub_(mean).div_(scale)
+                    if self.output == "normalized":
+                        F.div_(torch.linalg.vector_norm(F, dim=1, keepdim=True).clamp_(min=1e-12))
+                        F.mul_(_LANDMARK_NORM)
+                out[rows].copy_(F)
+        return out
 
 
 class DirectNCEEmbedder(_BaseDocumentNCE):
@@ -1129,10 +1153,10 @@ class DirectNCEEmbedder(_BaseDocumentNCE):
     def _n_features_out(self) -> int:
         return self.n_components_
 
-    def _embed(self, X: sp.csr_matrix) -> torch.Tensor:
+    def _embed(self, X: sp.csr_matrix, dtype: torch.dtype) -> torch.Tensor:
         if X.shape[0] == 0:
-            return torch.zeros((0, self.n_components_))
+            return torch.zeros((0, self.n_components_), dtype=dtype)
         Z = self._encode(X, "left").cpu()
         if self.output == "normalized":
             Z = torch.nn.functional.normalize(Z, dim=1) * _OUTPUT_NORM
-        return Z
+        return Z.to(dtype)

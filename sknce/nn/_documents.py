@@ -20,6 +20,7 @@ of the bag, to which hidden layers add a residual branch.
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from sknce.nn._mlp import MLP, InputLinear
@@ -137,6 +138,38 @@ class PairScorer(_PairScoring):
         Tensor of the broadcast shape without its last axis
         """
         return self.head(a + c).squeeze(-1)
+
+    def combine_block(
+        self, a: torch.Tensor, c: torch.Tensor, buffer: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """``combine(a, c)`` of one encoding ``a`` against a block ``c``, for inference.
+
+        The same function, computed in place where the layers allow (the sum of the
+        encodings into ``buffer``, the ReLUs), so that evaluating many blocks allocates
+        only the outputs of the layer norms and linear layers. Not differentiable.
+
+        Parameters
+        ----------
+        a : Tensor of shape (hidden_layer_sizes[0],)
+            :meth:`encode_left` of one bag.
+        c : Tensor of shape (m, hidden_layer_sizes[0])
+            :meth:`encode_right` of ``m`` bags (e.g. landmarks).
+        buffer : Tensor of shape (m, hidden_layer_sizes[0]) or None, default=None
+            Receives ``a + c`` (overwritten); ``None``: a new tensor.
+
+        Returns
+        -------
+        Tensor of shape (m,)
+        """
+        h = torch.add(c, a, out=buffer)
+        for layer in self.head:
+            if isinstance(layer, nn.ReLU):
+                h = h.relu_()
+            elif isinstance(layer, nn.LayerNorm):
+                h = F.layer_norm(h, layer.normalized_shape, layer.weight, layer.bias, layer.eps)
+            else:
+                h = F.linear(h, layer.weight, layer.bias)
+        return h.squeeze(-1)
 
 
 class BilinearScorer(_PairScoring):

@@ -292,3 +292,13 @@ def test_grid_search_chooses_by_contrastive_score_without_labels(corpus):
     ).fit(corpus.X[:600])
     assert search.best_params_ == {"max_epochs": 10}
     assert search.best_score_ > -np.log(2)
+
+
+@pytest.mark.parametrize("cls, params", VARIANTS)
+def test_a_transform_that_overflows_is_an_error_not_nan(corpus, cls, params):
+    emb = cls(max_epochs=1, early_stopping=False, **params, **FAST).fit(corpus.X[:200])
+    with torch.no_grad():
+        for param in emb.net_.module_.parameters():
+            param.fill_(float("nan"))
+    with pytest.raises(ValueError, match="gave non-finite values for 7 of 7 sample"):
+        emb.transform(corpus.X[:7])
