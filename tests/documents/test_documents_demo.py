@@ -12,7 +12,7 @@ NAMES = [
     "LDA-20",
     "LDA-50",
     "DirectNCE",
-    "LandmarkNCE (10 landmarks, (256,))",
+    "LandmarkNCE",
 ]
 
 
