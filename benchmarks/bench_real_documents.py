@@ -25,9 +25,16 @@ other sentences: the rate at which a sentence's nearest training sentence (cosin
 its own article, and the accuracy of ``LogisticRegression()`` trained on the training
 sentences' features to predict the article.
 
+``--baseline DIR`` adds the rows "DirectNCE, previous defaults" and "LandmarkNCE,
+previous defaults": the two embedders at the defaults of the sknce source tree in ``DIR``
+(e.g. ``git archive cef18c0 | tar -x -C /tmp/pre-engine``, the last commit before the
+defaults for real text), run by this script in a second process that imports that tree.
+
 Run::
 
     flock /tmp/sknce-bench.lock nice -n 10 .venv/bin/python benchmarks/bench_real_documents.py
+    flock /tmp/sknce-bench.lock nice -n 10 .venv/bin/python benchmarks/bench_real_documents.py \
+        --baseline /tmp/pre-engine
     flock /tmp/sknce-bench.lock nice -n 10 .venv/bin/python benchmarks/bench_real_documents.py \
         --part groups
 """
@@ -35,9 +42,16 @@ Run::
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
 import warnings
 from collections.abc import Callable
+from pathlib import Path
 
+import _common
 import numpy as np
 import torch
 from _common import Timer, report
@@ -189,6 +203,22 @@ def evaluate_groups(task: Task, name: str, factory, supervised: bool, n_draws: i
     return row
 
 
+def previous_defaults(source: str, args: argparse.Namespace) -> list[dict]:
+    """Rows of the embedders at the defaults of the sknce tree in ``source`` (a subprocess)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        name = f"previous_defaults_{os.getpid()}"
+        command = [sys.executable, __file__, "--methods", "DirectNCE", "LandmarkNCE"]
+        command += ["--budgets", *map(str, args.budgets), "--draws", str(args.draws)]
+        command += ["--threads", str(args.threads), "--name", name, "--results", tmp]
+        if args.tasks:
+            command += ["--tasks", *args.tasks]
+        env = {**os.environ, "PYTHONPATH": os.path.abspath(source)}
+        subprocess.run(command, check=True, env=env)
+        result = json.loads((Path(tmp) / f"{name}.json").read_text())
+    rows = [{**row, **raw} for row, raw in zip(result["rows"], result["params"]["raw"])]
+    return [{**row, "method": f"{row['method']}, previous defaults"} for row in rows]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--part", choices=["documents", "groups"], default="documents")
@@ -198,7 +228,11 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=10)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--name", default=None, help="results file stem")
+    parser.add_argument("--baseline", default=None, metavar="DIR", help="older sknce tree")
+    parser.add_argument("--results", default=None, help=argparse.SUPPRESS)  # the subprocess's
     args = parser.parse_args()
+    if args.results:
+        _common.RESULTS = Path(args.results)
     torch.set_num_threads(args.threads)
     documents = args.part == "documents"
     tasks = args.tasks or list(DOCUMENT_TASKS if documents else GROUP_TASKS)
@@ -215,6 +249,8 @@ def main() -> None:
                 row = evaluate_groups(task, name, *methods[name], args.draws)
             print({k: v for k, v in row.items() if not k.startswith("_")}, flush=True)
             rows.append(row)
+    if args.baseline and documents:
+        rows += previous_defaults(args.baseline, args)
     summaries = [load_task(t).summary() for t in tasks]
     report(
         args.name or f"real_documents{'' if documents else '_groups'}",
