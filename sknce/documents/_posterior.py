@@ -19,7 +19,8 @@ def project_simplex(V: np.ndarray) -> np.ndarray:
 
     Parameters
     ----------
-    V : ndarray of shape (n_samples, K)
+    V : array-like of shape (n_samples, K)
+        Finite rows to project (a 1-d array is one row).
 
     Returns
     -------
@@ -78,7 +79,13 @@ def recover_topic_posterior(
     Parameters
     ----------
     embedder : LandmarkNCEEmbedder
-        Fitted, with single-word landmarks.
+        Fitted, with single-word landmarks (``landmarks="words"``). The inversion
+        reads :math:`\exp \hat f` as an estimate of :math:`g^\star`: fit the paper's
+        network of the pair (``scorer="pair"``, ``bag="tf"``, ``split="word"``, as in the
+        example), which can represent the log of a posterior mixture. The default
+        bilinear scorer, :math:`\hat f(x, l)` linear in the bag of :math:`x`, ranks the
+        topics but its :math:`\exp \hat f` is not calibrated, which the
+        :math:`\ell_2` error of the estimate shows.
     X : {array-like, sparse matrix} of shape (n_documents, n_words)
         Word counts of the documents.
     topics : array-like of shape (n_topics, n_words)
@@ -89,10 +96,8 @@ def recover_topic_posterior(
     normalize : bool, default=True
         Divide :math:`\hat\eta(x)` by the sum of its entries (when that sum is
         positive) before the projection. ``False`` gives the plain projection of
-        Section 6.1. In the block-model benchmark (K = 20, V = 5000) the rescaling
-        lowered the mean :math:`\ell_2` error to the exact posterior mean by 0.03-0.06
-        in every setting, e.g. from 0.222 to 0.178 for β = 0.1 and 4000 training
-        documents (see ``benchmarks/README.md``).
+        Section 6.1. The effect of the rescaling on the block-model benchmark is in
+        ``benchmarks/README.md`` (topic recovery).
 
     Returns
     -------
@@ -113,8 +118,8 @@ def recover_topic_posterior(
     >>> corpus = make_topic_corpus(400, n_topics=3, n_words=30, topics="block",
     ...                            doc_topics="single", random_state=0)
     >>> emb = LandmarkNCEEmbedder(n_landmarks=30, landmarks="words", split="word",
-    ...                           hidden_layer_sizes=(32,), max_epochs=10,
-    ...                           random_state=0).fit(corpus.X)
+    ...                           scorer="pair", bag="tf", hidden_layer_sizes=(32,),
+    ...                           lr=1e-3, max_epochs=10, random_state=0).fit(corpus.X)
     >>> eta = recover_topic_posterior(emb, corpus.X, corpus.topics, corpus.word_probs)
     >>> eta.shape
     (400, 3)

@@ -108,6 +108,8 @@ def split_documents(
         Section 7.2); ``"word"``: the second half is a single random token and
         the first half the rest (Section 6.2).
     random_state : int, numpy Generator or None, default=None
+        Source of the random partitions, draws and single tokens; an int makes the
+        halves reproducible.
 
     Returns
     -------

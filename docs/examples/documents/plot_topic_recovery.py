@@ -36,10 +36,15 @@ posterior = corpus.posterior_mean[test]
 # %%
 # Landmark embedding with single-word landmarks and the "word" split, then
 # :math:`L^\dagger \hat\varphi(x)`, rescaled to sum one and projected onto the simplex.
+# The inversion reads :math:`\exp \hat f` as :math:`g^\star`, so the scorer is the
+# paper's network of the pair on term frequencies (``scorer="pair"``, ``bag="tf"``),
+# not the default bilinear scorer, which is linear in the bag.
 emb = LandmarkNCEEmbedder(
     n_landmarks=200,
     landmarks="words",
     split="word",
+    scorer="pair",
+    bag="tf",
     hidden_layer_sizes=(64, 64),
     max_epochs=30,
     lr=3e-3,
