@@ -58,6 +58,7 @@ def make_latent_classes(
     noise : float, default=1.0
         Standard deviation :math:`\sigma` of each coordinate around its centre.
     random_state : int, RandomState instance or None, default=None
+        Seeds the sample; an int makes it reproducible.
 
     Returns
     -------

@@ -65,6 +65,7 @@ def make_topic_corpus(
     mean_length : float, default=100
         Mean of the Poisson document lengths.
     random_state : int, RandomState instance or None, default=None
+        Seeds the sample; an int makes it reproducible.
 
     Returns
     -------
