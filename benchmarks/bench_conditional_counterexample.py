@@ -78,6 +78,8 @@ def estimator_ratio(objective: str, x, y, k: int) -> float:
         batch_size=512,
         lr=0.02,
         random_state=0,
+        early_stopping=False,  # the paper's protocol: a fixed number of steps
+        init="random",
     ).fit(X, y)
     p = est.predict_proba(np.eye(2)[:1])[0]
     return float(p[0] / p[1])

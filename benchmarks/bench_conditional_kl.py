@@ -63,6 +63,8 @@ def fit_kl(X, y, truth, steps: int, batch_size: int, **params) -> tuple[float, f
         batch_size=batch_size,
         lr=0.01,
         random_state=0,
+        early_stopping=False,  # the paper's protocol: a fixed number of steps
+        init="random",
         **params,
     )
     with Timer() as t:

@@ -134,7 +134,7 @@ def test_a_one_chunk_stream_fits_as_the_chunk_in_memory(Estimator):
 
 def test_a_one_chunk_stream_fits_the_classifier_as_in_memory():
     X, y = _blobs(300)
-    params = dict(FAST, n_negatives=4, max_epochs=2)
+    params = dict(FAST, n_negatives=4, max_epochs=2, early_stopping=False)
     streamed = ConditionalNCEClassifier(**params).fit([(X, y)])
     _same_weights(streamed, ConditionalNCEClassifier(**params).fit(X, y))
 

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import inspect
+import math
+from collections.abc import Iterator
 from numbers import Integral, Real
 
 import numpy as np
 import torch
 from sklearn.base import ClassifierMixin
 from sklearn.metrics import accuracy_score
-from sklearn.preprocessing import LabelEncoder
-from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.multiclass import type_of_target
 
-from sknce._base import ENCODER_CONSTRAINT, BaseNCE, common_params
+from sknce._base import ENCODER_CONSTRAINT, BaseNCE, check_sortable_labels, common_params
+from sknce._callbacks import ChanceAwareEarlyStopping
 from sknce._compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
 from sknce._data import (
     ChunkedDataset,
@@ -25,11 +28,43 @@ from sknce.conditional._sampler import LabelSampler
 from sknce.losses import BinaryNCELoss, RankingNCELoss, SelfNormalized, SoftmaxLoss
 from sknce.nn import MLP, DenseInput, LabelScorer
 from sknce.noise import CategoricalNoise, UniformNoise, UnigramNoise
+from sknce.optim import LazyAdam
 
 __all__ = ["ConditionalNCEClassifier"]
 
+#: Early stopping: an epoch improves on the best validation loss only if it lowers it by
+#: more than this fraction of it (the slow drift of a plateau is not progress).
+_PLATEAU = 1e-3
+
+#: ``max_epochs="auto"``: about this many gradient steps, in this range of epochs (early
+#: stopping ends most fits sooner).
+_TARGET_STEPS = 3000
+_EPOCH_RANGE = (10, 200)
+
+#: ``sparse_embeddings="auto"``: sparse label tables from this many classes on.
+_SPARSE_FROM = 20_000
+
+#: Optimizers that take sparse gradients as they are (the default Adam becomes LazyAdam).
+_SPARSE_OPTIMIZERS = (LazyAdam, torch.optim.SGD, torch.optim.Adagrad)
+
 #: Number of labels scored at once at inference: a (1024, 4096) float32 block is 16 MiB.
 _CLASS_CHUNK = 4096
+
+
+def _check_targets(y) -> None:
+    """A ValueError naming the fix unless ``y`` holds discrete labels.
+
+    sklearn's ``check_classification_targets`` also warns when the labels outnumber
+    half of the samples ("y could represent a regression problem"): with huge label
+    sets, where many labels occur once, that is this estimator's intended use.
+    """
+    y_type = type_of_target(y, input_name="y")
+    if y_type not in ("binary", "multiclass"):
+        raise ValueError(
+            f"Unknown label type: {y_type}. ConditionalNCEClassifier needs discrete labels "
+            "(ints, strings, any hashable), one per sample; for a continuous target use "
+            "ConditionalNCERegressor."
+        )
 
 
 def _label_noise(noise, counts: np.ndarray, noise_power: float) -> CategoricalNoise:
@@ -113,13 +148,37 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         input), else 64.
     label_bias : bool, default=True
         Learn the label bias :math:`b_y`.
-    sparse_embeddings : bool, default=False
+    init : {"prior", "random"}, default="prior"
+        Where training starts. ``"prior"``: the label biases at the log of the
+        training label frequencies (smoothed by one with ``classes``) and the label
+        embeddings at zero, so the untrained model predicts the label frequencies
+        for every input, and early stopping returns to it if no epoch beats it on
+        held-out data. ``"random"``: biases at zero and embeddings drawn from
+        :math:`\mathcal{N}(0, 1/d)`, as in Ma & Collins' experiments.
+    dropout : float, default=0.0
+        Share of the components of :math:`h(x)` zeroed at each training step
+        (inverted dropout; none at inference).
+    sparse_embeddings : bool or "auto", default="auto"
         Give the label embeddings and biases sparse gradients in the NCE objectives
         (only the rows of the true and sampled labels), so that a training step costs
         O(batch × K) whatever the number of labels, instead of a dense update of all
         of them. Needs an optimiser that accepts sparse gradients:
         :class:`sknce.optim.LazyAdam` (Adam on the rows present), ``torch.optim.SGD`` or
-        ``torch.optim.Adagrad``; ``torch.optim.Adam`` does not.
+        ``torch.optim.Adagrad``; ``torch.optim.Adam`` does not. ``"auto"``: sparse
+        from 20,000 classes on (where it starts to pay, see :ref:`scaling`) when the
+        objective samples labels (not ``"mle"``), the fit runs in one process, and
+        the optimizer takes sparse gradients or is the default
+        ``torch.optim.Adam`` with options LazyAdam has, which is then replaced by
+        :class:`~sknce.optim.LazyAdam`; dense otherwise. The choice is
+        ``sparse_embeddings_``.
+    shared_negatives : bool, default=False
+        Draw one set of ``n_negatives`` noise labels per batch, shared by all its
+        examples and scored with one matrix product (TensorFlow's sampled softmax
+        does so), instead of a set per example. Each example still meets K labels
+        drawn independently from :math:`p_N`, so its objective and its
+        :math:`\log p_N` correction are those of Figure 1; the examples of a batch
+        are no longer independent, and a step updates fewer label rows. Faster
+        per step, the more so with many labels and large K.
     remove_accidental_hits : bool, default=False
         Drop sampled negatives equal to the true label. Figure 1's objectives keep
         them, and the consistency results are proved for that form; removing them
@@ -130,8 +189,12 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         (common with 10^5 labels). ``None``: the labels seen in ``y``. With
         ``noise="unigram"`` the counts are then smoothed by one, so that every label
         has a positive noise probability.
-    max_epochs : int, default=10
-        Passes over the training data.
+    max_epochs : int or "auto", default="auto"
+        Passes over the training data at most (early stopping ends most fits
+        sooner). ``"auto"``: about 3,000 gradient steps,
+        ``clip(round(3000 / steps_per_epoch), 10, 200)``, with
+        ``steps_per_epoch = ceil(n_train / batch_size)`` over the training examples
+        not held out for early stopping.
     batch_size : int, default=256
         Examples per gradient step.
     lr : float, default=1e-3
@@ -157,9 +220,12 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         a CPU fit reproducible, in any thread.
     verbose : int, default=0
         1 prints a progress bar and per-epoch losses.
-    early_stopping : bool, default=False
-        Stop when the validation NCE loss (on ``validation_fraction`` of the data,
-        with fixed negatives) stops improving; restores the best weights.
+    early_stopping : bool, default=True
+        Stop when the validation loss (the training objective on
+        ``validation_fraction`` of the data, with fixed negatives) has not improved
+        by more than 0.1% for ``patience`` epochs, and restore the best weights. With
+        ``init="prior"`` the untrained model counts as epoch 0. A stream of chunks
+        holds out its last chunk; ``partial_fit`` holds out nothing.
     validation_fraction : float, default=0.1
         Share of the training examples held out for early stopping.
     patience : int, default=5
@@ -181,7 +247,10 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of the features, when ``X`` has string column names.
     noise_ : CategoricalNoise
-        The noise distribution over encoded labels.
+        The noise distribution over encoded labels (on the CPU between fits).
+    sparse_embeddings_ : bool
+        Whether the label tables have sparse gradients (``sparse_embeddings``
+        resolved).
     net_ : NCENet
         The fitted skorch net; ``net_.module_`` is the :class:`~sknce.nn.LabelScorer`.
     history_ : list of dict
@@ -225,6 +294,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
 
     _parameter_constraints: dict = {
         **BaseNCE._parameter_constraints,
+        "max_epochs": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "objective": [StrOptions({"ranking", "binary", "mle"})],
         "n_negatives": [Interval(Integral, 1, None, closed="left")],
         "noise": [StrOptions({"unigram", "uniform"}), "array-like"],
@@ -237,7 +307,10 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         "encoder": ENCODER_CONSTRAINT,
         "embedding_dim": [Interval(Integral, 1, None, closed="left"), None],
         "label_bias": ["boolean"],
-        "sparse_embeddings": ["boolean"],
+        "init": [StrOptions({"prior", "random"})],
+        "dropout": [Interval(Real, 0, 1, closed="left")],
+        "sparse_embeddings": ["boolean", StrOptions({"auto"})],
+        "shared_negatives": ["boolean"],
         "remove_accidental_hits": ["boolean"],
         "classes": ["array-like", None],
     }
@@ -257,10 +330,13 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         encoder=None,
         embedding_dim: int | None = None,
         label_bias: bool = True,
-        sparse_embeddings: bool = False,
+        init: str = "prior",
+        dropout: float = 0.0,
+        sparse_embeddings: bool | str = "auto",
+        shared_negatives: bool = False,
         remove_accidental_hits: bool = False,
         classes=None,
-        max_epochs: int = 10,
+        max_epochs: int | str = "auto",
         batch_size: int = 256,
         lr: float = 1e-3,
         optimizer=torch.optim.Adam,
@@ -270,7 +346,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         device: str = "cpu",
         random_state=None,
         verbose: int = 0,
-        early_stopping: bool = False,
+        early_stopping: bool = True,
         validation_fraction: float = 0.1,
         patience: int = 5,
         accelerator=None,
@@ -288,7 +364,10 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         self.encoder = encoder
         self.embedding_dim = embedding_dim
         self.label_bias = label_bias
+        self.init = init
+        self.dropout = dropout
         self.sparse_embeddings = sparse_embeddings
+        self.shared_negatives = shared_negatives
         self.remove_accidental_hits = remove_accidental_hits
         self.classes = classes
 
@@ -297,17 +376,23 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         tags.input_tags.sparse = True
         return tags
 
-    def _encode_labels(self, y, declared) -> np.ndarray:
-        """Set ``classes_`` and the noise from the first (or only) training call; encode ``y``."""
-        encoder = LabelEncoder().fit(y if declared is None else np.asarray(declared))
-        self.classes_ = encoder.classes_
-        self._check_known(y)
-        y_enc = encoder.transform(y)
-        counts = np.bincount(y_enc, minlength=len(self.classes_))
-        if declared is not None:
-            counts = counts + 1
+    def _set_labels(self, labels: np.ndarray, counts: np.ndarray, declared) -> np.ndarray:
+        """Set ``classes_`` and ``noise_`` from the training labels; return the log prior.
+
+        ``labels`` are the sorted distinct training labels and ``counts`` their
+        counts. With ``declared`` classes, the counts of all of them are smoothed by
+        one, so that every label has a positive frequency and noise probability.
+        """
+        if declared is None:
+            self.classes_ = labels
+        else:
+            self.classes_ = np.unique(np.asarray(declared))
+            self._check_known(labels)
+            full = np.zeros(len(self.classes_), dtype=np.int64)
+            full[np.searchsorted(self.classes_, labels)] = counts
+            counts = full + 1
         self.noise_ = _label_noise(self.noise, counts, self.noise_power)
-        return y_enc
+        return np.log(counts / counts.sum())
 
     def _check_known(self, y) -> None:
         unknown = np.setdiff1d(np.unique(y), self.classes_)
@@ -318,7 +403,8 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
                 "(or partial_fit's classes argument on its first call)."
             )
 
-    def _make_scorer(self, n_features: int) -> LabelScorer:
+    def _make_scorer(self, n_features: int, log_prior: np.ndarray) -> LabelScorer:
+        """The scorer of a new fit, started at ``log_prior`` with ``init="prior"``."""
         hidden = tuple(self.hidden_layer_sizes)
         if self.encoder is None and not hidden and self.embedding_dim is None:
             encoder, dim = DenseInput(torch.nn.Identity()), n_features
@@ -328,13 +414,27 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         input_bias = None
         if self.input_bias:
             input_bias = MLP(n_features, tuple(self.input_bias_layer_sizes), 1)
-        return LabelScorer(
+        scorer = LabelScorer(
             encoder,
             dim,
             len(self.classes_),
             label_bias=self.label_bias,
             input_bias=input_bias,
-            sparse=self.sparse_embeddings,
+            sparse=self.sparse_embeddings_,
+            dropout=self.dropout,
+        )
+        if self.init == "prior":
+            scorer.start_at_prior(torch.as_tensor(log_prior, dtype=torch.float32))
+        return scorer
+
+    def _early_stopping(self) -> ChanceAwareEarlyStopping:
+        # From the prior start, the untrained model is epoch 0: a fit whose epochs never
+        # beat the label frequencies on held-out data returns to them.
+        return ChanceAwareEarlyStopping(
+            patience=self.patience,
+            load_best=True,
+            threshold=_PLATEAU,
+            evaluate_initial=self.init == "prior",
         )
 
     def _objective(self):
@@ -349,13 +449,13 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         X, y = validate_data(
             self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], reset=not continues
         )
-        check_classification_targets(y)
+        _check_targets(y)
         self._check_training_params()
         self._check_hidden()
         self._check_hidden("input_bias_layer_sizes")
+        log_prior = None
         if continues:
             self._check_known(y)
-            y_enc = np.searchsorted(self.classes_, y)
             device = self.net_.device
         else:
             declared = self.classes if classes is None else classes
@@ -364,14 +464,84 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
                     "classes must be passed on the first call to partial_fit (every label "
                     "that any chunk may contain), e.g. partial_fit(X, y, classes=labels)."
                 )
-            y_enc = self._encode_labels(y, declared)
+            log_prior = self._start(*np.unique(y, return_counts=True), declared)
             device = self._resolve_device()
-        self.noise_.to(device)
+        dataset = SampledDataset(self._sampler(X, np.searchsorted(self.classes_, y), device))
 
         def build(device: str):
-            return self._make_scorer(X.shape[1]), self._objective()
+            return self._make_scorer(X.shape[1], log_prior), self._objective()
 
-        self._train(SampledDataset(self._sampler(X, y_enc, device)), build, partial=partial)
+        self._train_on_device(dataset, build, device, partial=partial)
+
+    def _start(self, labels: np.ndarray, counts: np.ndarray, declared) -> np.ndarray:
+        """Set the labels, the noise and the label tables' gradients of a new fit.
+
+        Returns the log prior (see :meth:`_set_labels`).
+        """
+        log_prior = self._set_labels(labels, counts, declared)
+        self.sparse_embeddings_ = self._resolve_sparse()
+        return log_prior
+
+    def _resolve_sparse(self) -> bool:
+        """``sparse_embeddings`` of a new fit, with ``"auto"`` resolved."""
+        if not isinstance(self.sparse_embeddings, str):
+            return bool(self.sparse_embeddings)
+        accelerator = self.accelerator
+        if (
+            self.objective == "mle"  # every label is scored: the gradients are dense anyway
+            or len(self.classes_) < _SPARSE_FROM
+            or (accelerator is not None and accelerator.num_processes > 1)
+        ):
+            return False
+        return self._sparse_optimizer() is not None
+
+    def _sparse_optimizer(self) -> type | None:
+        """The optimizer ``sparse_embeddings="auto"`` trains sparse tables with, or None.
+
+        The default Adam becomes :class:`~sknce.optim.LazyAdam` (when the
+        ``optimizer_kwargs`` are LazyAdam's too); an optimizer that accepts sparse
+        gradients is kept; any other keeps the tables dense.
+        """
+        optimizer = self.optimizer
+        if optimizer is torch.optim.Adam:
+            taken = set(inspect.signature(LazyAdam.__init__).parameters) - {"self", "params"}
+            return LazyAdam if set(self.optimizer_kwargs or {}) <= taken else None
+        if isinstance(optimizer, type) and issubclass(optimizer, _SPARSE_OPTIMIZERS):
+            return optimizer
+        return None
+
+    def _optimizer_class(self) -> type:
+        if isinstance(self.sparse_embeddings, str) and self.sparse_embeddings_:
+            return self._sparse_optimizer()
+        return self.optimizer
+
+    def _train_on_device(self, dataset, build, device: str, partial: bool = False) -> None:
+        """Train with the noise tables on ``device``; between fits they stay on the CPU.
+
+        So a pickled estimator holds no device tensors (it unpickles without a GPU).
+        """
+        self.noise_.to(device)
+        try:
+            self._train(dataset, build, partial=partial, max_epochs=self._epochs(dataset))
+        finally:
+            self.noise_.to("cpu")
+
+    def _epochs(self, dataset) -> int:
+        """``max_epochs`` of a fit on ``dataset``, with ``"auto"`` resolved.
+
+        ``"auto"``: about ``_TARGET_STEPS`` gradient steps over the training examples
+        (those not held out for early stopping), in ``_EPOCH_RANGE``.
+        """
+        if not isinstance(self.max_epochs, str):
+            return self.max_epochs
+        n = len(dataset)
+        if self.early_stopping:
+            held_out = getattr(dataset, "n_held_out", None)
+            fraction = self.validation_fraction
+            n -= held_out(fraction) if held_out else math.ceil(fraction * n)
+        batch_size = self.net_.batch_size if self._continues(False) else self.batch_size
+        steps = max(1, math.ceil(n / batch_size))
+        return int(np.clip(round(_TARGET_STEPS / steps), *_EPOCH_RANGE))
 
     def _sampler(self, X, y_enc: np.ndarray, device: str) -> LabelSampler:
         return LabelSampler(
@@ -382,6 +552,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             self.n_norm_samples if self.self_normalization > 0 else 0,
             self.remove_accidental_hits,
             device,
+            shared=self.shared_negatives,
         )
 
     def _fit_chunks(self, chunks) -> None:
@@ -405,7 +576,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             X, y = validate_data(
                 self, *chunk, accept_sparse="csr", dtype=[np.float64, np.float32], reset=reset
             )
-            check_classification_targets(y)
+            _check_targets(y)
             return X, y
 
         def check(chunk, index: int) -> int:
@@ -420,21 +591,13 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             return X.shape[0]
 
         sizes = scan_chunks(chunks, check)
+        log_prior = None
         if continues:
             self._check_known(labels)
             device = self.net_.device
         else:
-            if self.classes is None:
-                self.classes_ = labels
-            else:
-                self.classes_ = np.unique(np.asarray(self.classes))
-                self._check_known(labels)
-                declared = np.zeros(len(self.classes_), dtype=np.int64)
-                declared[np.searchsorted(self.classes_, labels)] = counts
-                counts = declared + 1  # smoothed, as fit does with declared classes
-            self.noise_ = _label_noise(self.noise, counts, self.noise_power)
+            log_prior = self._start(labels, counts, self.classes)
             device = self._resolve_device()
-        self.noise_.to(device)
 
         def make_dataset(chunk, index: int) -> SampledDataset:
             X, y = validated(chunk, reset=False)
@@ -442,9 +605,9 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             return SampledDataset(self._sampler(X, np.searchsorted(self.classes_, y), device))
 
         def build(device: str):
-            return self._make_scorer(self.n_features_in_), self._objective()
+            return self._make_scorer(self.n_features_in_, log_prior), self._objective()
 
-        self._train(ChunkedDataset(chunks, make_dataset, sizes), build)
+        self._train_on_device(ChunkedDataset(chunks, make_dataset, sizes), build, device)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None) -> ConditionalNCEClassifier:
@@ -513,29 +676,52 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         )
         return as_csr_or_dense(X)
 
-    def _blocks(self, X):
-        """Yield ``(rows, start, stop, scores)`` over inference batches and class chunks."""
+    def _row_blocks(self, X, method: str) -> Iterator[tuple[slice, Iterator]]:
+        """Yield ``(rows, chunks)`` over inference batches of rows.
+
+        ``chunks`` yields ``(start, scores)``: the scores of the labels
+        ``start..start + scores.shape[1] - 1`` for those rows, at most
+        ``_CLASS_CHUNK`` labels at a time, on the network's device. Once they are
+        all read, rows with a non-finite score are a ValueError naming the fix
+        (``method`` in the message), rather than NaN outputs or a wrong argmax.
+        """
         scorer = self.net_.module_
         n_classes = len(self.classes_)
-        for rows in self._batches(X.shape[0]):
-            with torch.no_grad():
-                h, b = scorer.encode(rows_to_tensor(X, rows, self.net_.device))
+
+        def chunks(h, b):
+            finite = None
             for start in range(0, n_classes, _CLASS_CHUNK):
                 stop = min(start + _CLASS_CHUNK, n_classes)
                 with torch.no_grad():
                     scores = scorer.score_range(h, b, start, stop)
-                yield rows, start, stop, scores
+                rows_finite = torch.isfinite(scores).all(dim=1)
+                finite = rows_finite if finite is None else finite & rows_finite
+                yield start, scores
+            # One check (one device sync) per batch of rows: NaN where a row is not finite.
+            self._finite_output(torch.where(finite, 0.0, torch.nan), method)
+
+        training = scorer.training  # a callback may predict in the middle of training
+        scorer.eval()
+        try:
+            for rows in self._batches(X.shape[0]):
+                with torch.no_grad():
+                    h, b = scorer.encode(rows_to_tensor(X, rows, self.net_.device))
+                yield rows, chunks(h, b)
+        finally:
+            scorer.train(training)
 
     def predict_log_proba(self, X) -> np.ndarray:
         """Log-probabilities of every class, exactly normalised over ``classes_``.
 
         Scores are computed in blocks of at most 4096 classes per inference batch of
-        rows, so the working memory does not grow with the number of classes (the
-        returned array does, necessarily).
+        rows, so the working memory does not grow with the number of classes; the
+        returned array does, necessarily: for a large label set prefer
+        :meth:`predict_topk`, whose output has ``k`` columns.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The inputs.
 
         Returns
         -------
@@ -544,13 +730,14 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         """
         X = self._validated(X)
         out = np.empty((X.shape[0], len(self.classes_)), dtype=np.float64)
-        lse = np.empty(X.shape[0], dtype=np.float64)
-        for rows, start, stop, scores in self._blocks(X):
-            scores = scores.double()
-            part = torch.logsumexp(scores, dim=1).cpu().numpy()
-            lse[rows] = part if start == 0 else np.logaddexp(lse[rows], part)
-            out[rows, start:stop] = scores.cpu().numpy()
-        out -= lse[:, None]
+        for rows, chunks in self._row_blocks(X, "predict_log_proba"):
+            lse = None
+            for start, scores in chunks:
+                scores = scores.double()
+                part = torch.logsumexp(scores, dim=1)
+                lse = part if lse is None else torch.logaddexp(lse, part)
+                out[rows, start : start + scores.shape[1]] = scores.cpu().numpy()
+            out[rows] -= lse.cpu().numpy()[:, None]
         return out
 
     def predict_proba(self, X) -> np.ndarray:
@@ -559,6 +746,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The inputs.
 
         Returns
         -------
@@ -567,29 +755,88 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         """
         return np.exp(self.predict_log_proba(X))
 
-    def predict(self, X) -> np.ndarray:
-        """Most probable class, by an argmax over chunks of classes.
+    def predict_topk(self, X, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The ``k`` most probable classes of each input and their log-probabilities.
 
-        Never allocates an ``(n_samples, n_classes)`` array: each inference batch of
-        rows keeps a running maximum over blocks of at most 4096 classes.
+        Exact: the log-probabilities are normalised over all of ``classes_``, as in
+        :meth:`predict_log_proba`. Each inference batch of rows keeps a running
+        top-``k`` and a running log-normaliser over blocks of at most 4096 classes
+        on the network's device, so the memory is O(n_samples × k) for the output
+        plus one block, whatever the number of classes.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The inputs.
+        k : int
+            Number of classes returned per input, from 1 to ``len(classes_)``.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples, k)
+            The classes, most probable first (classes of equal probability in any
+            order).
+        log_proba : ndarray of shape (n_samples, k)
+            Their log-probabilities, non-increasing along each row.
+        """
+        X = self._validated(X)
+        n_classes = len(self.classes_)
+        if not isinstance(k, Integral) or isinstance(k, bool) or not 1 <= k <= n_classes:
+            raise ValueError(
+                f"k must be an int from 1 to the number of classes ({n_classes}); got {k!r}. "
+                "For every class use predict_log_proba."
+            )
+        k = int(k)
+        ids = np.empty((X.shape[0], k), dtype=np.int64)
+        log_proba = np.empty((X.shape[0], k), dtype=np.float64)
+        for rows, chunks in self._row_blocks(X, "predict_topk"):
+            best = best_id = lse = None
+            for start, scores in chunks:
+                value, index = scores.topk(min(k, scores.shape[1]), dim=1)
+                index = index + start
+                if best is not None:
+                    value, index = torch.cat([best, value], 1), torch.cat([best_id, index], 1)
+                    value, order = value.topk(min(k, value.shape[1]), dim=1)
+                    index = index.gather(1, order)
+                best, best_id = value, index
+                part = torch.logsumexp(scores.double(), dim=1)
+                lse = part if lse is None else torch.logaddexp(lse, part)
+            log_proba[rows] = (best.double() - lse.unsqueeze(1)).cpu().numpy()
+            ids[rows] = best_id.cpu().numpy()
+        return self.classes_[ids], log_proba
+
+    def predict(self, X) -> np.ndarray:
+        """Most probable class, by an argmax over chunks of classes.
+
+        Never allocates an ``(n_samples, n_classes)`` array: each inference batch of
+        rows keeps a running maximum over blocks of at most 4096 classes, on the
+        network's device.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The inputs.
 
         Returns
         -------
         ndarray of shape (n_samples,)
+            The classes.
         """
         X = self._validated(X)
-        best = np.full(X.shape[0], -np.inf)
-        best_id = np.zeros(X.shape[0], dtype=np.int64)
-        for rows, start, _, scores in self._blocks(X):
-            value, index = scores.max(dim=1)
-            value, index = value.double().cpu().numpy(), index.cpu().numpy()
-            better = value > best[rows]
-            best[rows] = np.where(better, value, best[rows])
-            best_id[rows] = np.where(better, index + start, best_id[rows])
+        best_id = np.empty(X.shape[0], dtype=np.int64)
+        for rows, chunks in self._row_blocks(X, "predict"):
+            best = index = None
+            for start, scores in chunks:
+                value, chunk_index = scores.max(dim=1)
+                chunk_index = chunk_index + start
+                if best is None:
+                    best, index = value, chunk_index
+                else:
+                    # ``>``: the first of equal maxima wins, as numpy's argmax.
+                    better = value > best
+                    best = torch.where(better, value, best)
+                    index = torch.where(better, chunk_index, index)
+            best_id[rows] = index.cpu().numpy()
         return self.classes_[best_id]
 
     def score(self, X, y) -> float:
@@ -605,4 +852,4 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         -------
         float
         """
-        return float(accuracy_score(y, self.predict(X)))
+        return float(accuracy_score(check_sortable_labels(y), self.predict(X)))

@@ -1,7 +1,8 @@
 """Samplers of the conditional NCE family: noise labels and noise targets for each example.
 
-* :class:`LabelSampler` draws ``K`` labels per example from a noise distribution
-  over the classes (Ma & Collins, 2018, Figure 1), with their ``log p_N``;
+* :class:`LabelSampler` draws ``K`` labels per example (or one set of ``K`` for
+  the whole batch) from a noise distribution over the classes (Ma & Collins, 2018,
+  Figure 1), with their ``log p_N``;
 * :class:`TargetSampler` draws ``K`` targets per example from a Gaussian mixture
   centred at the observed target (Gustafsson et al., 2020), with their log-density.
 """
@@ -21,11 +22,16 @@ __all__ = ["LabelSampler", "TargetSampler"]
 class LabelSampler:
     """Batches of inputs, their labels and noise labels.
 
+    The labels, the noise tables and every draw stay on ``device``: building a
+    batch copies only its rows of ``X`` and their indices to the device (the
+    indices without waiting for it), and never reads a value back to the host.
+
     Parameters
     ----------
     X : ndarray or csr_matrix of shape (n_samples, n_features), float32
+        The inputs.
     y : LongTensor of shape (n_samples,)
-        Encoded labels ``0..n_classes-1``.
+        Encoded labels ``0..n_classes-1`` (moved to ``device`` once).
     noise : CategoricalNoise
         The noise :math:`p_N` over the labels, on ``device``.
     n_negatives : int
@@ -35,6 +41,12 @@ class LabelSampler:
     remove_hits : bool
         Mask noise labels equal to the example's label (``targets["neg_mask"]``).
     device : str
+        Where the batches are built.
+    shared : bool, default=False
+        Draw one set of ``K`` noise labels (and of ``n_norm_samples``) for the whole
+        batch, of shape ``(K,)``, instead of ``(batch, K)``: the scorer scores them
+        with one matrix product. Each example still meets ``K`` labels drawn i.i.d.
+        from :math:`p_N`, so its objective and its correction are unchanged.
     """
 
     def __init__(
@@ -46,25 +58,34 @@ class LabelSampler:
         n_norm_samples: int,
         remove_hits: bool,
         device: str,
+        shared: bool = False,
     ) -> None:
         self.X = X
-        self.y = y
+        self.y = y.to(device)
         self.noise = noise
         self.n_negatives = n_negatives
         self.n_norm_samples = n_norm_samples
         self.remove_hits = remove_hits
         self.device = device
+        self.shared = shared
 
     def __len__(self) -> int:
         return self.X.shape[0]
 
     def _draw(self, n: int, k: int, generator: torch.Generator):
-        ids = self.noise.sample((n, k), generator=generator)
-        return ids.to(self.device), self.noise.log_prob(ids).to(self.device)
+        """Noise labels, ``(n, k)`` or shared ``(k,)``, and their ``log p_N`` as ``(n, k)``."""
+        ids = self.noise.sample((k,) if self.shared else (n, k), generator=generator)
+        log_noise = self.noise.log_prob(ids)
+        if self.shared:
+            log_noise = log_noise.expand(n, k)  # a view: the same K corrections for every row
+        return ids, log_noise
 
     def __call__(self, rows: np.ndarray, rng: np.random.Generator) -> Batch:
         x = rows_to_tensor(self.X, rows, self.device)
-        labels = self.y[torch.as_tensor(rows)].to(self.device)
+        index = torch.from_numpy(np.asarray(rows, dtype=np.int64))
+        if self.y.is_cuda:  # from page-locked memory the copy does not wait for the device
+            index = index.pin_memory()
+        labels = self.y[index.to(self.device, non_blocking=True)]
         n = len(rows)
         if not self.n_negatives:
             inputs, targets = {"x": x}, {"labels": labels}
@@ -72,14 +93,12 @@ class LabelSampler:
             inputs, targets = {"x": x, "labels": labels}, {}
         generator = torch_generator(rng, self.noise.device)
         if self.n_negatives:
-            inputs["negatives"], targets["neg_log_noise"] = self._draw(
-                n, self.n_negatives, generator
-            )
-            targets["pos_log_noise"] = self.noise.log_prob(labels.to(self.noise.device)).to(
-                self.device
-            )
+            negatives, targets["neg_log_noise"] = self._draw(n, self.n_negatives, generator)
+            inputs["negatives"] = negatives
+            targets["pos_log_noise"] = self.noise.log_prob(labels)
             if self.remove_hits:
-                targets["neg_mask"] = inputs["negatives"] != labels.unsqueeze(1)
+                # (batch, K) in both forms: a shared (K,) set broadcasts against each label.
+                targets["neg_mask"] = negatives != labels.unsqueeze(1)
         if self.n_norm_samples:
             inputs["norm"], targets["norm_log_noise"] = self._draw(
                 n, self.n_norm_samples, generator

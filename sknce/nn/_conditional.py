@@ -37,6 +37,9 @@ class LabelScorer(nn.Module):
     sparse : bool, default=False
         Give the label embeddings and biases sparse gradients (only the rows of
         the scored labels), for optimisers such as :class:`sknce.optim.LazyAdam`.
+    dropout : float, default=0.0
+        Share of the components of :math:`h(x)` zeroed in training (inverted
+        dropout, Srivastava et al., 2014); none at inference.
     """
 
     def __init__(
@@ -47,9 +50,11 @@ class LabelScorer(nn.Module):
         label_bias: bool = True,
         input_bias: nn.Module | None = None,
         sparse: bool = False,
+        dropout: float = 0.0,
     ) -> None:
         super().__init__()
         self.sparse = bool(sparse)
+        self.dropout = nn.Dropout(dropout)
         self.encoder = encoder
         self.embedding_dim = int(dim)
         self.n_classes = int(n_classes)
@@ -75,25 +80,46 @@ class LabelScorer(nn.Module):
         labels : LongTensor of shape (batch,) or None
             The true labels: scored as ``pos``; with ``labels=None`` every label is
             scored (``logits`` of shape (batch, n_classes), the full softmax).
-        negatives : LongTensor of shape (batch, K) or None
-            Noise labels, scored as ``neg``.
-        norm : LongTensor of shape (batch, m) or None
-            Noise labels of the self-normalisation penalty, scored as ``norm``.
+        negatives : LongTensor of shape (batch, K) or (K,), or None
+            Noise labels, scored as ``neg`` of shape (batch, K): K per input, or one
+            set of K shared by the batch (scored with one matrix product,
+            :meth:`score_shared`).
+        norm : LongTensor of shape (batch, m) or (m,), or None
+            Noise labels of the self-normalisation penalty, scored as ``norm``
+            (per input, or shared as ``negatives``).
 
         Returns
         -------
         dict of str to Tensor
+            ``pos`` (or ``logits``), ``neg`` and ``norm`` as requested.
         """
         h, b = self.encode(x)
         if labels is None:
             scores = {"logits": self.score_range(h, b)}
         else:
             scores = {"pos": self.score(h, b, labels)}
-        if negatives is not None:
-            scores["neg"] = self.score(h, b, negatives)
-        if norm is not None:
-            scores["norm"] = self.score(h, b, norm)
+        for name, drawn in (("neg", negatives), ("norm", norm)):
+            if drawn is not None:
+                score = self.score_shared if drawn.dim() == 1 else self.score
+                scores[name] = score(h, b, drawn)
         return scores
+
+    @torch.no_grad()
+    def start_at_prior(self, log_prior: torch.Tensor) -> None:
+        r"""Start at the model :math:`p(y \mid x) = p(y)`: biases ``log_prior``, embeddings 0.
+
+        Every input then gets the same scores, so the untrained model predicts the
+        label frequencies (uniform probabilities without a label bias); the
+        embeddings move away from zero at the first step, the encoder at the next.
+
+        Parameters
+        ----------
+        log_prior : Tensor of shape (n_classes,)
+            Log-probabilities of the labels, e.g. of their training frequencies.
+        """
+        if self.label_bias is not None:
+            self.label_bias.copy_(log_prior.reshape(-1, 1))
+        self.label_embedding.weight.zero_()
 
     def encode(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Return :math:`h(x)` of shape (batch, dim) and :math:`b(x)` (batch,) or None.
@@ -107,7 +133,7 @@ class LabelScorer(nn.Module):
         -------
         tuple of (Tensor, Tensor or None)
         """
-        h = self.encoder(x)
+        h = self.dropout(self.encoder(x))
         b = None if self.input_bias is None else self.input_bias(x).squeeze(1)
         return h, b
 
@@ -127,21 +153,48 @@ class LabelScorer(nn.Module):
         -------
         Tensor of the shape of ``labels``
         """
-        if self.sparse:
-            e = F.embedding(labels, self.label_embedding.weight, sparse=True)
-        else:
-            # index_select: its backward is an index_add, about twice as fast on the
-            # CPU as nn.Embedding's (which sorts the indices) for (batch, K) blocks.
-            flat = labels.reshape(-1)
-            e = self.label_embedding.weight.index_select(0, flat).reshape(*labels.shape, -1)
+        flat = labels.reshape(-1)
+        e = self._rows(self.label_embedding.weight, flat).reshape(*labels.shape, -1)
         s = (h * e).sum(1) if labels.dim() == 1 else torch.bmm(e, h.unsqueeze(2)).squeeze(2)
-        if self.label_bias is not None and self.sparse:
-            s = s + F.embedding(labels, self.label_bias, sparse=True).squeeze(-1)
-        elif self.label_bias is not None:
-            s = s + self.label_bias.index_select(0, labels.reshape(-1)).reshape(labels.shape)
+        if self.label_bias is not None:
+            s = s + self._rows(self.label_bias, flat).reshape(labels.shape)
         if b is not None:
             s = s + (b if labels.dim() == 1 else b.unsqueeze(1))
         return s
+
+    def score_shared(
+        self, h: torch.Tensor, b: torch.Tensor | None, labels: torch.Tensor
+    ) -> torch.Tensor:
+        """Scores of one set of labels for every encoded input, by one matrix product.
+
+        Parameters
+        ----------
+        h : Tensor of shape (batch, dim)
+            :math:`h(x)` (:meth:`encode`).
+        b : Tensor of shape (batch,) or None
+            :math:`b(x)` (:meth:`encode`).
+        labels : LongTensor of shape (K,)
+            The labels scored against every input (e.g. a batch's shared negatives).
+
+        Returns
+        -------
+        Tensor of shape (batch, K)
+        """
+        e = self._rows(self.label_embedding.weight, labels)
+        s = h @ e.T
+        if self.label_bias is not None:
+            s = s + self._rows(self.label_bias, labels).squeeze(1)
+        if b is not None:
+            s = s + b.unsqueeze(1)
+        return s
+
+    def _rows(self, table: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        """Rows ``labels`` (1-D) of a label table, with a sparse gradient when ``sparse``."""
+        if self.sparse:
+            return F.embedding(labels, table, sparse=True)
+        # index_select: its backward is an index_add, about twice as fast on the CPU as
+        # nn.Embedding's (which sorts the indices) for (batch, K) blocks.
+        return table.index_select(0, labels)
 
     def score_range(
         self, h: torch.Tensor, b: torch.Tensor | None, start: int = 0, stop: int | None = None
