@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import math
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 import torch
 from sklearn.base import RegressorMixin
 from sklearn.metrics import r2_score
+from sklearn.preprocessing import StandardScaler
 
 from sknce._base import ENCODER_CONSTRAINT, BaseNCE, common_params
 from sknce._compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
 from sknce._data import SampledDataset, as_csr_or_dense, rows_to_tensor
+from sknce.conditional._density import GridDensity
+from sknce.conditional._linear_base import LinearBase
 from sknce.conditional._sampler import TargetSampler
+from sknce.conditional._stopping import LikelihoodStopping
 from sknce.losses import BinaryNCELoss, RankingNCELoss
 from sknce.nn import MLP, TargetEnergy
 from sknce.noise import GaussianMixtureNoise
@@ -22,9 +28,29 @@ __all__ = ["ConditionalNCERegressor"]
 #: Gradient steps that refine the grid's argmax for ``predict_method="mode"``.
 _REFINE_STEPS = 25
 
+#: ``batch_size="auto"`` is the number of examples over this, within [16, 256].
+_BATCH_DIVISOR = 32
 
-def _check_1d_target(y) -> None:
-    """Reject multi-output targets with a message that says what is supported."""
+#: Gradient steps that ``max_epochs="auto"`` aims at.
+_TARGET_STEPS = 4000
+
+#: Confidence of the test by which early stopping lets the energy leave the base density.
+_LEAVE_BASE_LEVEL = 0.95
+
+#: Examples from which ``hidden_layer_sizes="auto"`` gives two hidden layers.
+_DEEP_FROM = 10_000
+
+#: Most held-out examples whose log-likelihood early stopping measures at each epoch.
+_MAX_VALID = 10_000
+
+#: Residual units added on each side of the training residuals' range to make the grid.
+_GRID_MARGIN = 0.5
+
+_FINITE_FIX = "Drop those examples, or impute their targets."
+
+
+def _check_target(y) -> None:
+    """Reject multi-output and non-finite targets with a message naming the fix."""
     # np.asarray, not np.shape: array-likes may implement __array__ only.
     shape = tuple(y.shape) if hasattr(y, "shape") else np.asarray(y, dtype=object).shape
     if len(shape) > 2 or (len(shape) == 2 and shape[1] != 1):
@@ -33,25 +59,83 @@ def _check_1d_target(y) -> None:
             "Fit one regressor per output column (e.g. with "
             "sklearn.multioutput.MultiOutputRegressor)."
         )
+    values = np.asarray(y)
+    if values.dtype.kind == "O" and values.ndim:
+        try:
+            values = values.astype(np.float64)  # a None among the targets becomes NaN
+        except (TypeError, ValueError):
+            return  # not numbers: validate_data names the problem
+    if values.dtype.kind in "fc" and not np.all(np.isfinite(values)):
+        bad = int(np.size(values) - np.count_nonzero(np.isfinite(values)))
+        raise ValueError(
+            f"y contains NaN or infinity ({bad} of {np.size(values)} value(s)); "
+            f"ConditionalNCERegressor needs a finite target for every example. {_FINITE_FIX}"
+        )
+
+
+def _target_scale(y: np.ndarray) -> tuple[float, float]:
+    """Mean and standard deviation of ``y``, or a ValueError if float64 cannot hold them.
+
+    They are computed on ``y`` divided by its largest magnitude, so that targets of any
+    finite scale (1e200 too) are standardised without overflowing; what still
+    overflows is a spread beyond float64's range.
+    """
+    largest = float(np.max(np.abs(y)))
+    unit = largest if largest > 0 else 1.0
+    z = y / unit
+    mean, std = float(z.mean()) * unit, float(z.std()) * unit
+    spread = (float(z.max()) - float(z.min()) + 2 * _GRID_MARGIN * float(z.std())) * unit
+    if not np.all(np.isfinite([mean, std, spread])):
+        raise ValueError(
+            f"y has values as large as {largest:.3g} in magnitude and a spread beyond "
+            "float64's range (about 1.8e308), so it cannot be standardised. Divide y by a "
+            "constant (e.g. 1e300) and multiply the predictions and intervals back."
+        )
+    return mean, std if std > 0 else 1.0
 
 
 class ConditionalNCERegressor(RegressorMixin, BaseNCE):
     r"""Energy-based regression: a density :math:`p(y \mid x)` learned by NCE.
 
-    The model is :math:`p(y \mid x) \propto \exp s(x, y)` with
-    :math:`s(x, y) = f([g(x), \phi(y)])`: an MLP :math:`g` of the input, an MLP
-    embedding :math:`\phi` of the (standardised) target and an MLP head :math:`f`
-    (:class:`~sknce.nn.TargetEnergy`). It is trained as Gustafsson et al. (2020)
-    train energy-based regressors: each observed :math:`y_i` is contrasted with
-    ``n_negatives`` targets drawn from a Gaussian mixture centred at :math:`y_i`
-    with standard deviations ``noise_scales``, by the ranking (or binary) NCE
-    objective of Ma & Collins (2018) with the mixture's log-density as the noise
-    correction. The density can be multi-modal and heteroscedastic.
+    The model is :math:`p(y \mid x) \propto b(y \mid x) \exp r(x, y)`: a base density
+    :math:`b` fitted in closed form, refined by a residual energy
+    :math:`r(x, y) = f([g(x), \phi(z)])` (:class:`~sknce.nn.TargetEnergy`) of an MLP
+    :math:`g` of the input, an MLP embedding :math:`\phi` of the target's residual
+    :math:`z = (y - \mu(x)) / \tau(x)` under the base, and an MLP head :math:`f`. The
+    energy is trained as Gustafsson et al. (2020) train energy-based regressors: each
+    observed :math:`y_i` is contrasted with ``n_negatives`` targets drawn from a
+    Gaussian mixture centred at :math:`y_i` with standard deviations ``noise_scales``,
+    by the ranking (or binary) NCE objective of Ma & Collins (2018) with the mixture's
+    log-density as the noise correction. The density can be multi-modal, skewed and
+    heteroscedastic.
 
-    The density is normalised numerically on a grid of ``n_grid`` points covering
-    the training targets widened by half a standard deviation on each side
-    (``target_range_``); ``predict``, ``predict_interval`` and ``score_samples``
-    all use that grid.
+    With ``base="linear"`` (the default), :math:`b` is a ridge regression's predictive
+    Student-t density: :math:`\mu(x)` is ridge regression on the standardised inputs
+    (penalty chosen by exact leave-one-out error, as :class:`~sklearn.linear_model.RidgeCV`
+    does), :math:`\tau(x) = \sigma \sqrt{1 + h(x)}` with :math:`\sigma` the root mean
+    squared leave-one-out residual and :math:`h(x)` the leverage of :math:`x`, and
+    :math:`n - p_{\mathrm{eff}}` degrees of freedom (the effective number of parameters,
+    at least 3); with more than 256 features the ridge regresses on their 256 leading
+    principal directions. The energy's output layer starts at zero, so training starts
+    from the base density, and the energy learns from the base's leave-one-out
+    residuals. Early stopping (on by default) measures the held-out NCE loss of that
+    start too and keeps it unless training beats it: on data too small or too linear
+    for the network, the fit stays the ridge's Student-t. ``base=None`` is the paper's
+    model, :math:`p(y \mid x) \propto \exp r(x, y)` on the standardised target.
+
+    The density is normalised numerically on a grid of ``n_grid`` residuals covering
+    the training residuals widened by 0.5 on each side (``grid_range_``). Beyond the
+    grid, the energy is held at its value at the grid's end, so the density follows
+    the base's Student-t tail there (with an exact normaliser): a target far from
+    every training target gets a correspondingly tiny density. With ``base=None`` the
+    density is zero beyond the grid (``score_samples`` gives ``-inf``).
+
+    **Input scaling is done inside**: the features are standardised with a
+    :class:`~sklearn.preprocessing.StandardScaler` fitted in ``fit`` (sparse input is
+    scaled without centring, and stays sparse), and the target is standardised
+    (``y_mean_``, ``y_scale_``), so ``X`` and ``y`` can be passed in their own units;
+    there is no need for a scaler in a pipeline. An ``encoder`` receives the
+    standardised features.
 
     Read more in the :ref:`User Guide <conditional>`.
 
@@ -64,26 +148,40 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
         Noise targets K per training example.
     noise_scales : array-like of float, default=(0.1, 0.8)
         Standard deviations of the Gaussian-mixture noise around each observed
-        target, in units of the target's standard deviation (``y`` is standardised
-        internally). A narrow and a wide component, as in Gustafsson et al.
-    predict_method : {"mode", "mean"}, default="mode"
-        ``"mode"``: the grid's most probable target, refined by gradient ascent on
-        :math:`s(x, \cdot)`. ``"mean"``: the mean of the grid density.
+        target, in units of the base's scale :math:`\tau(x)` (with ``base=None``, of
+        the target's standard deviation). A narrow and a wide component, as in
+        Gustafsson et al.
+    predict_method : {"mean", "mode"}, default="mean"
+        ``"mean"``: the mean of the density, which minimises the expected squared
+        error (``score`` is R²). ``"mode"``: the most probable target (the grid's
+        argmax refined by gradient ascent on :math:`s(x, \cdot)`), for multi-modal
+        targets where the mean falls between the modes.
+    base : {"linear"} or None, default="linear"
+        The base density the energy refines (see above); ``None``: no base, the
+        setting of Gustafsson et al.
     n_grid : int, default=256
         Grid points used to normalise the density.
-    hidden_layer_sizes : tuple of int, default=(64, 64)
-        Hidden layers of the input network :math:`g`.
+    hidden_layer_sizes : tuple of int or "auto", default="auto"
+        Hidden layers of the input network :math:`g`. ``"auto"``: a network sized to
+        the data, one layer of width
+        :math:`w = \mathrm{clip}(2^{\mathrm{round}(\log_2 \sqrt{n})}, 16, 128)` for
+        :math:`n` training examples, two such layers from 10,000 examples.
     encoder : torch.nn.Module instance or class, or None, default=None
         Your own input network :math:`g` replacing the MLP: it maps a dense float32
-        batch of shape (batch, n_features) to (batch, d) (sparse input is densified
-        one batch at a time). A class is built with ``n_features``; an instance is
-        copied at each fit. ``hidden_layer_sizes`` is then unused.
-    embedding_dim : int, default=32
-        Width of :math:`g(x)`, :math:`\phi(y)` and of the head's hidden layer.
-    max_epochs : int, default=100
-        Passes over the training data.
-    batch_size : int, default=128
-        Examples per gradient step.
+        batch of standardised inputs of shape (batch, n_features) to (batch, d)
+        (sparse input is densified one batch at a time). A class is built with
+        ``n_features``; an instance is copied at each fit. ``hidden_layer_sizes`` is
+        then unused.
+    embedding_dim : int or "auto", default="auto"
+        Width of :math:`g(x)`, :math:`\phi(z)` and of the head's hidden layer.
+        ``"auto"``: :math:`\max(w / 2, 16)`.
+    max_epochs : int or "auto", default="auto"
+        Passes over the training data. ``"auto"``: about 4000 gradient steps,
+        ``clip(round(4000 / steps_per_epoch), 5, 200)``; early stopping usually
+        ends the fit before.
+    batch_size : int or "auto", default="auto"
+        Examples per gradient step. ``"auto"``: ``clip(n_samples // 32, 16, 256)``,
+        fixed at the first fit.
     lr : float, default=1e-3
         Learning rate of the optimizer.
     optimizer : torch optimizer class, default=torch.optim.Adam
@@ -99,7 +197,8 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
         outputs reflect the current epoch. See :ref:`customising`.
     warm_start : bool, default=False
         When already fitted, ``fit`` continues training the fitted network, with its
-        optimizer state, for ``max_epochs`` more epochs instead of starting over.
+        optimizer state, for ``max_epochs`` more epochs instead of starting over; the
+        input scaling, target standardisation and base density are kept.
     device : {"cpu", "cuda", "auto"} or str, default="cpu"
         Where the network trains; ``"auto"`` takes a GPU when one is present.
     random_state : int, RandomState instance or None, default=None
@@ -107,13 +206,22 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
         makes a CPU fit reproducible, in any thread.
     verbose : int, default=0
         1 prints a progress bar and per-epoch losses.
-    early_stopping : bool, default=False
-        Stop when the validation NCE loss (on ``validation_fraction`` of the data,
-        with fixed noise targets) stops improving; restores the best weights.
+    early_stopping : bool, default=True
+        Hold out ``validation_fraction`` of the examples and stop when their
+        log-likelihood (exact: the density is normalised; ``valid_nll`` in the
+        history) has not improved for ``patience`` epochs, then restore the best
+        weights. The weights the fit starts from count as epoch 0; with
+        ``base="linear"`` training leaves that start (the base density) only for an
+        epoch whose per-example gain over it passes a one-sided paired t-test at the
+        95% level on 10 held-out examples or more, so that on small data the fit
+        stays the base unless the energy is clearly better. The held-out NCE loss is
+        recorded too (``valid_loss``). ``False`` trains for ``max_epochs`` (the
+        paper's setting).
     validation_fraction : float, default=0.1
         Share of the training examples held out for early stopping.
-    patience : int, default=10
-        Epochs without improvement of the validation loss before training stops.
+    patience : int, default=20
+        Epochs without improvement of the held-out log-likelihood before training
+        stops.
     accelerator : accelerate.Accelerator or None, default=None
         Train data-parallel over the processes of ``accelerate launch`` (or
         ``torchrun``), on the accelerator's device and in its mixed precision: every
@@ -128,12 +236,22 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
         Number of features seen in ``fit``.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of the features, when ``X`` has string column names.
+    input_scaler_ : sklearn.preprocessing.StandardScaler
+        The scaling of the inputs, fitted on the training inputs.
     y_mean_ : float
         Mean of the training targets (subtracted before training).
     y_scale_ : float
         Standard deviation of the training targets (divided out before training).
+    base_ : LinearBase or None
+        The fitted base density (on standardised inputs and targets): ``alpha_``
+        (ridge penalty), ``sigma_``, ``df_`` (degrees of freedom); ``None`` with
+        ``base=None``.
+    grid_range_ : tuple of float
+        Interval of residuals :math:`z` covered by the normalisation grid.
     target_range_ : tuple of float
-        Interval of targets, in original units, on which the density is normalised.
+        Interval spanned by the training targets widened by half their standard
+        deviation, in the units of ``y``; with ``base=None``, the support of the
+        density.
     net_ : NCENet
         The fitted skorch net; ``net_.module_`` is the :class:`~sknce.nn.TargetEnergy`.
     history_ : list of dict
@@ -145,6 +263,7 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
     See Also
     --------
     ConditionalNCEClassifier : Conditional NCE over a discrete label set.
+    sklearn.linear_model.RidgeCV : The linear model of the base density.
     sklearn.ensemble.GradientBoostingRegressor : Quantile regression with ``loss="quantile"``.
 
     Notes
@@ -155,6 +274,10 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
     ``score_samples(X, y)`` is the log-density of a target ``y`` given ``X`` and
     needs both. ``predict`` passes both checks, and sknce's own tests check that
     ``score_samples`` and ``predict_interval`` do not depend on the batch.
+
+    The settings of Gustafsson et al. (2020), this estimator's former defaults:
+    ``base=None, early_stopping=False, hidden_layer_sizes=(64, 64), embedding_dim=32,
+    max_epochs=100, batch_size=128, predict_method="mode"``.
 
     References
     ----------
@@ -172,9 +295,8 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(-1, 1, size=(300, 1))
     >>> y = 2 * X[:, 0] + 0.1 * rng.normal(size=300)
-    >>> reg = ConditionalNCERegressor(hidden_layer_sizes=(16,), n_negatives=16,
-    ...                               max_epochs=40, lr=1e-2, random_state=0)
-    >>> reg.fit(X, y).score(X, y) > 0.9
+    >>> reg = ConditionalNCERegressor(random_state=0).fit(X, y)
+    >>> reg.score(X, y) > 0.9
     True
     >>> reg.predict_interval(X[:1], coverage=0.9).shape
     (1, 2)
@@ -182,14 +304,17 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
 
     _parameter_constraints: dict = {
         **BaseNCE._parameter_constraints,
+        "max_epochs": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "batch_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "objective": [StrOptions({"ranking", "binary"})],
         "n_negatives": [Interval(Integral, 1, None, closed="left")],
         "noise_scales": ["array-like", Interval(Real, 0, None, closed="neither")],
         "predict_method": [StrOptions({"mode", "mean"})],
+        "base": [StrOptions({"linear"}), None],
         "n_grid": [Interval(Integral, 8, None, closed="left")],
-        "hidden_layer_sizes": [tuple, list],
+        "hidden_layer_sizes": [tuple, list, StrOptions({"auto"})],
         "encoder": ENCODER_CONSTRAINT,
-        "embedding_dim": [Interval(Integral, 1, None, closed="left")],
+        "embedding_dim": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
     }
 
     def __init__(
@@ -198,13 +323,14 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
         objective: str = "ranking",
         n_negatives: int = 64,
         noise_scales=(0.1, 0.8),
-        predict_method: str = "mode",
+        predict_method: str = "mean",
+        base: str | None = "linear",
         n_grid: int = 256,
-        hidden_layer_sizes: tuple[int, ...] = (64, 64),
+        hidden_layer_sizes: tuple[int, ...] | str = "auto",
         encoder=None,
-        embedding_dim: int = 32,
-        max_epochs: int = 100,
-        batch_size: int = 128,
+        embedding_dim: int | str = "auto",
+        max_epochs: int | str = "auto",
+        batch_size: int | str = "auto",
         lr: float = 1e-3,
         optimizer=torch.optim.Adam,
         optimizer_kwargs: dict | None = None,
@@ -213,9 +339,9 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
         device: str = "cpu",
         random_state=None,
         verbose: int = 0,
-        early_stopping: bool = False,
+        early_stopping: bool = True,
         validation_fraction: float = 0.1,
-        patience: int = 10,
+        patience: int = 20,
         accelerator=None,
     ) -> None:
         super().__init__(**common_params(locals()))
@@ -223,6 +349,7 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
         self.n_negatives = n_negatives
         self.noise_scales = noise_scales
         self.predict_method = predict_method
+        self.base = base
         self.n_grid = n_grid
         self.hidden_layer_sizes = hidden_layer_sizes
         self.encoder = encoder
@@ -235,7 +362,7 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
 
     def _fit(self, X, y, partial: bool) -> None:
         continues = self._continues(partial)
-        _check_1d_target(y)
+        _check_target(y)
         X, y = validate_data(
             self,
             X,
@@ -246,56 +373,146 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
             reset=not continues,
         )
         self._check_training_params()
-        hidden = self._check_hidden()
+        hidden, embedding_dim = self._sizes(X.shape[0])
         y = np.asarray(y, dtype=np.float64)
-        if not continues:
-            self._set_target_scale(y)
-        y_std = (y - self.y_mean_) / self.y_scale_
+        seeds = None
+        if continues:
+            X = self.input_scaler_.transform(X)
+        else:
+            seeds = self._new_seeds()
+            X = self._prepare(X, y, seeds)
+        z = self._fitted_residuals(X, self._standardise(y))
+        batch_size, max_epochs = self._schedule(X.shape[0], partial, continues)
         noise = GaussianMixtureNoise(np.atleast_1d(np.asarray(self.noise_scales, float)))
         device = self.net_.device if continues else self._resolve_device()
         sampler = TargetSampler(
             as_csr_or_dense(X),
-            torch.as_tensor(y_std, dtype=torch.float32),
+            torch.as_tensor(z, dtype=torch.float32),
             noise,
             self.n_negatives,
             device,
         )
+        base_df = None if self.base_ is None else self.base_.df_
+        support = None if self.base_ is None else self.grid_range_
 
         def build(device: str):
             def default() -> MLP:
-                return MLP(X.shape[1], hidden, self.embedding_dim)
+                return MLP(X.shape[1], hidden, embedding_dim)
 
             encoder, width = self._make_encoder(X.shape[1], default)
             objective = RankingNCELoss() if self.objective == "ranking" else BinaryNCELoss()
-            return TargetEnergy(encoder, width, self.embedding_dim), objective
+            energy = TargetEnergy(encoder, width, embedding_dim, base_df, support)
+            return energy, objective
 
-        self._train(SampledDataset(sampler), build, partial=partial)
-
-    def _set_target_scale(self, y: np.ndarray) -> None:
-        """Standardisation of the target and the range the density is normalised on."""
-        self.y_mean_ = float(y.mean())
-        scale = float(y.std())
-        self.y_scale_ = scale if scale > 0 else 1.0
-        y_std = (y - self.y_mean_) / self.y_scale_
-        lo, hi = float(y_std.min()) - 0.5, float(y_std.max()) + 0.5
-        self.target_range_ = (
-            lo * self.y_scale_ + self.y_mean_,
-            hi * self.y_scale_ + self.y_mean_,
+        self._train(
+            SampledDataset(sampler),
+            build,
+            partial=partial,
+            seeds=seeds,
+            max_epochs=max_epochs,
+            batch_size=batch_size,
         )
+
+    def _prepare(self, X, y: np.ndarray, seeds):
+        """Fit the input scaling, the target's standardisation, the base and the grid.
+
+        Returns the standardised inputs.
+        """
+        self.input_scaler_ = StandardScaler(with_mean=not sp.issparse(X)).fit(X)
+        X = self.input_scaler_.transform(X)
+        self.y_mean_, self.y_scale_ = _target_scale(y)
+        y_std = self._standardise(y)
+        self.base_ = None
+        if self.base == "linear":
+            self.base_ = LinearBase(seeds.int("prepare")).fit(X, y_std)
+        z = self._fitted_residuals(X, y_std)
+        self.grid_range_ = (float(z.min()) - _GRID_MARGIN, float(z.max()) + _GRID_MARGIN)
+        self.target_range_ = tuple(
+            self._to_target(float(v))
+            for v in (y_std.min() - _GRID_MARGIN, y_std.max() + _GRID_MARGIN)
+        )
+        return X
+
+    def _fitted_residuals(self, X, y_std: np.ndarray) -> np.ndarray:
+        """Residuals :math:`z` of examples the base was fitted on (LinearBase.loc_scale).
+
+        A function of ``(x, y)`` only, so that passes of ``partial_fit`` over the
+        training data are the epochs of ``fit``.
+        """
+        loc, scale = self._frame(X, fitted=True)
+        return (y_std - loc) / scale
+
+    def _sizes(self, n_samples: int) -> tuple[tuple[int, ...], int]:
+        """Hidden layers and embedding width of a network for ``n_samples`` examples."""
+        width = int(np.clip(2 ** round(math.log2(math.sqrt(n_samples))), 16, 128))
+        if self.hidden_layer_sizes == "auto":
+            hidden = (width,) if n_samples < _DEEP_FROM else (width, width)
+        else:
+            hidden = self._check_hidden()
+        embedding_dim = max(width // 2, 16) if self.embedding_dim == "auto" else self.embedding_dim
+        return hidden, embedding_dim
+
+    def _schedule(self, n_samples: int, partial: bool, continues: bool) -> tuple[int, int]:
+        """Batch size and epochs of a fit on ``n_samples`` examples (``"auto"`` resolved)."""
+        if continues:
+            batch_size = self.net_.batch_size
+        elif self.batch_size == "auto":
+            batch_size = int(np.clip(n_samples // _BATCH_DIVISOR, 16, 256))
+        else:
+            batch_size = self.batch_size
+        max_epochs = self.max_epochs
+        if max_epochs == "auto":
+            validated = self.early_stopping and not partial
+            n_train = n_samples - math.ceil(self.validation_fraction * n_samples) * validated
+            steps = max(1, math.ceil(n_train / batch_size))
+            max_epochs = int(np.clip(round(_TARGET_STEPS / steps), 5, 200))
+        return batch_size, max_epochs
+
+    def _early_stopping(self) -> LikelihoodStopping:
+        # A base density is a sound start, to be left on evidence; a random one is not.
+        level = None if self.base is None else _LEAVE_BASE_LEVEL
+        return LikelihoodStopping(self._held_out_log_likelihood, self.patience, level)
+
+    def _held_out_log_likelihood(self, net, dataset: SampledDataset) -> np.ndarray:
+        """Log-likelihoods of (at most 10,000 of) the held-out residuals, for early stopping."""
+        rows = dataset.rows[:_MAX_VALID]
+        sampler = dataset.sampler
+        z = sampler.y[torch.as_tensor(rows)].double().cpu().numpy()
+        return self._log_density(sampler.X[rows], z)
+
+    def _divergence_hint(self) -> str:
+        return f"Lower lr (now {self.lr})."
+
+    def _standardise(self, y: np.ndarray) -> np.ndarray:
+        return (y - self.y_mean_) / self.y_scale_
+
+    def _to_target(self, y_std):
+        return y_std * self.y_scale_ + self.y_mean_
+
+    def _frame(self, X, fitted: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """The base's location and scale at rows of standardised ``X`` (0 and 1 without).
+
+        ``fitted``: for examples the base was fitted on (:meth:`LinearBase.loc_scale`).
+        """
+        if self.base_ is None:
+            return np.zeros(X.shape[0]), np.ones(X.shape[0])
+        return self.base_.loc_scale(X, fitted=fitted)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y) -> ConditionalNCERegressor:
-        """Fit the energy model by NCE against Gaussian-mixture noise around ``y``.
+        """Fit the base density, then the energy by NCE against noise around ``y``.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training inputs, in their own units (they are standardised inside).
         y : array-like of shape (n_samples,)
-            Continuous 1-D target.
+            Continuous 1-D target, finite, in its own units (standardised inside).
 
         Returns
         -------
         self : ConditionalNCERegressor
+            The fitted estimator.
         """
         with self._fitting():
             self._fit(X, y, partial=False)
@@ -305,76 +522,85 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
     def partial_fit(self, X, y) -> ConditionalNCERegressor:
         """One pass of training over a chunk, continuing the fitted network.
 
-        The first call fixes the target's standardisation and the density's range
-        (``y_mean_``, ``y_scale_``, ``target_range_``) from its chunk; later calls
-        keep the network and the optimizer's state. No validation split is held out
-        and ``max_epochs`` is ignored: each call is one epoch over the chunk.
+        The first call fixes the input scaling, the target's standardisation, the
+        base density and the grid (``input_scaler_``, ``y_mean_``, ``y_scale_``,
+        ``base_``, ``grid_range_``) from its chunk; later calls keep them, the network
+        and the optimizer's state. No validation split is held out and ``max_epochs``
+        is ignored: each call is one epoch over the chunk.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            A chunk of training inputs.
         y : array-like of shape (n_samples,)
+            Their continuous 1-D targets, finite.
 
         Returns
         -------
         self : ConditionalNCERegressor
+            The fitted estimator.
         """
         with self._fitting():
             self._fit(X, y, partial=True)
         return self
 
     # --- inference ------------------------------------------------------------------
-    def _grid(self, device) -> torch.Tensor:
-        """The grid of standardised targets on which the density is normalised."""
-        lo, hi = ((v - self.y_mean_) / self.y_scale_ for v in self.target_range_)
-        return torch.linspace(lo, hi, self.n_grid, device=device)
-
-    def _grid_scores(self, X):
-        """Yield ``(rows, g, s)``: encodings and scores s(x, grid) of validated ``X``."""
-        energy = self.net_.module_
-        grid = self._grid(self.net_.device)
-        for rows in self._batches(X.shape[0], batch_size=256):
-            with torch.no_grad():
-                g = energy.encode(rows_to_tensor(X, rows, self.net_.device))
-                s = energy.score(g, grid.expand(g.shape[0], -1))
-            yield rows, g, s
-
-    def _validated(self, X):
+    def _inputs(self, X):
+        """Validated, standardised ``X`` and the base's location and scale at each row."""
         check_is_fitted(self)
         X = validate_data(
             self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False
         )
-        return as_csr_or_dense(X)
+        X = self.input_scaler_.transform(X)
+        loc, scale = self._frame(X)
+        return as_csr_or_dense(X), loc, scale
 
-    def _log_step(self) -> float:
-        """Log of the grid spacing (standardised units)."""
-        return float(
-            np.log((self.target_range_[1] - self.target_range_[0]) / self.y_scale_)
-            - np.log(self.n_grid - 1)
-        )
+    def _energy(self) -> TargetEnergy:
+        """The scorer, unwrapped from data-parallel training while a fit runs."""
+        module = self.net_.module_
+        return module if self.accelerator is None else self.accelerator.unwrap_model(module)
+
+    def _grid(self) -> np.ndarray:
+        """The residuals on which the density is normalised."""
+        return np.linspace(*self.grid_range_, self.n_grid)
+
+    def _densities(self, X):
+        """Yield ``(rows, g, density)``: encodings and :class:`GridDensity` of blocks of ``X``."""
+        energy = self._energy()
+        grid = self._grid()
+        on_device = torch.as_tensor(grid, dtype=torch.float32, device=self.net_.device)
+        df = None if self.base_ is None else self.base_.df_
+        for rows in self._batches(X.shape[0], batch_size=256):
+            with torch.no_grad():
+                g = energy.encode(rows_to_tensor(X, rows, self.net_.device))
+                r = energy.residual(g, on_device.expand(g.shape[0], -1))
+                loc, log_scale = (v.double().cpu().numpy() for v in energy.base_params(g))
+            yield rows, g, GridDensity(grid, r.double().cpu().numpy(), df, loc, log_scale)
 
     def predict(self, X) -> np.ndarray:
-        """Predicted target: the density's mode (refined) or its mean.
+        """Predicted target: the density's mean, or its mode (``predict_method``).
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Inputs, in the units of the training inputs.
 
         Returns
         -------
         ndarray of shape (n_samples,)
+            Predictions, in the units of ``y``.
         """
-        X = self._validated(X)
-        energy = self.net_.module_
-        parts = []
-        for _, g, s in self._grid_scores(X):
-            grid = self._grid(g.device)
+        X, loc, scale = self._inputs(X)
+        energy = self._energy()
+        grid = torch.as_tensor(self._grid(), dtype=torch.float32, device=self.net_.device)
+        z = np.empty(X.shape[0])
+        for rows, g, density in self._densities(X):
             if self.predict_method == "mean":
-                parts.append((torch.softmax(s, dim=1) * grid).sum(1).cpu().numpy())
+                z[rows] = density.mean()
             else:
-                parts.append(self._refine_mode(energy, g, grid, s.argmax(1)))
-        y_std = np.concatenate(parts).astype(np.float64)
-        return y_std * self.y_scale_ + self.y_mean_
+                best = torch.as_tensor(density.mode(), device=g.device)
+                z[rows] = self._refine_mode(energy, g, grid, best)
+        return self._finite_output(self._to_target(loc + scale * z), "predict")
 
     @staticmethod
     def _refine_mode(energy, g, grid, best) -> np.ndarray:
@@ -393,11 +619,12 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
         return y.detach().cpu().numpy()
 
     def predict_interval(self, X, coverage: float = 0.9) -> np.ndarray:
-        """Central interval of the grid density with probability ``coverage``.
+        """Central interval of the density with probability ``coverage``.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Inputs, in the units of the training inputs.
         coverage : float, default=0.9
             Probability mass between the bounds, in (0, 1): the bounds are the
             ``(1 - coverage) / 2`` and ``(1 + coverage) / 2`` quantiles.
@@ -409,15 +636,13 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
         """
         if not 0 < coverage < 1:
             raise ValueError(f"coverage must be in (0, 1), got {coverage!r}.")
-        X = self._validated(X)
+        X, loc, scale = self._inputs(X)
         levels = np.array([(1 - coverage) / 2, (1 + coverage) / 2])
-        grid = self._grid("cpu").double().numpy()
-        parts = []
-        for _, _, s in self._grid_scores(X):
-            cdf = np.cumsum(torch.softmax(s.double(), dim=1).cpu().numpy(), axis=1)
-            cdf /= cdf[:, -1:]
-            parts.append(np.vstack([np.interp(levels, row, grid) for row in cdf]))
-        return np.vstack(parts) * self.y_scale_ + self.y_mean_
+        z = np.empty((X.shape[0], 2))
+        for rows, _, density in self._densities(X):
+            z[rows] = density.quantiles(levels)
+        bounds = self._to_target(loc[:, None] + scale[:, None] * z)
+        return self._finite_output(bounds, "predict_interval")
 
     def score(self, X, y) -> float:
         """Coefficient of determination R² of :meth:`predict` on ``X`` against ``y``.
@@ -425,42 +650,61 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Inputs, in the units of the training inputs.
         y : array-like of shape (n_samples,)
+            True targets.
 
         Returns
         -------
         float
+            R² of the predictions.
         """
-        return float(r2_score(y, self.predict(X)))
+        y_pred = self.predict(X)
+        _check_target(y)
+        # R² is unchanged when both sides are divided by one number: dividing by their
+        # largest magnitude keeps the squares of targets of any finite scale finite.
+        unit = max(float(np.max(np.abs(np.asarray(y, dtype=np.float64)), initial=0.0)), 1e-300)
+        unit = max(unit, float(np.max(np.abs(y_pred))))
+        return float(r2_score(np.asarray(y, dtype=np.float64) / unit, y_pred / unit))
 
     def score_samples(self, X, y) -> np.ndarray:
-        """Log-density :math:`\\log p(y \\mid x)`, normalised numerically on the grid.
+        """Log-density :math:`\\log p(y \\mid x)` of each target given its input.
+
+        Normalised over the whole real line: numerically on the grid and exactly in
+        the base's tails beyond it, so a target far from every training target gets a
+        correspondingly low log-density. With ``base=None`` the density is zero beyond
+        the grid, and a target there gets ``-inf``.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Inputs, in the units of the training inputs.
         y : array-like of shape (n_samples,)
-            Targets, in the units of the training ``y``.
+            Finite targets, in the units of the training ``y``.
 
         Returns
         -------
         ndarray of shape (n_samples,)
             Log-density per unit of ``y`` (comparable with other models' log-likelihoods).
         """
-        X = self._validated(X)
-        _check_1d_target(y)
+        X, loc, scale = self._inputs(X)
+        _check_target(y)
         y = np.asarray(y, dtype=np.float64).reshape(-1)
         if y.shape[0] != X.shape[0]:
             raise ValueError(
                 f"X and y have different numbers of samples: {X.shape[0]} != {y.shape[0]}."
             )
-        energy = self.net_.module_
-        y_std = torch.as_tensor((y - self.y_mean_) / self.y_scale_, dtype=torch.float32)
-        log_step = self._log_step()
-        parts = []
-        for rows, g, s in self._grid_scores(X):
+        z = (self._standardise(y) - loc) / scale
+        return self._log_density(X, z) - np.log(scale) - np.log(self.y_scale_)
+
+    def _log_density(self, X, z: np.ndarray) -> np.ndarray:
+        """:math:`\\log p(z \\mid x)` of residuals ``z`` at standardised inputs ``X``."""
+        energy = self._energy()
+        # The energy sees residuals clipped to the grid (beyond it, its value at the end).
+        inside = torch.as_tensor(np.clip(z, *self.grid_range_), dtype=torch.float32)
+        log_p = np.empty(X.shape[0])
+        for rows, g, density in self._densities(X):
             with torch.no_grad():
-                log_z = torch.logsumexp(s, dim=1) + log_step
-                s_y = energy.score(g, y_std[rows].to(g.device))
-            parts.append((s_y - log_z).double().cpu().numpy())
-        return np.concatenate(parts) - np.log(self.y_scale_)
+                r = energy.residual(g, inside[rows].to(g.device))
+            log_p[rows] = density.log_prob(z[rows], r.double().cpu().numpy())
+        return log_p

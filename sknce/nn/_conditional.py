@@ -9,6 +9,8 @@ Their ``forward`` scores the labels or targets a sampler drew; the objectives of
 
 from __future__ import annotations
 
+import math
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -226,12 +228,22 @@ class LabelScorer(nn.Module):
 
 
 class TargetEnergy(nn.Module):
-    r"""Score of an input and a scalar target, :math:`s(x, y) = f([g(x), \phi(y)])`.
+    r"""Score of an input and a scalar target, :math:`s(x, y) = \log b(y \mid x) + r(x, y)`.
 
-    :math:`g` is a network of the input, :math:`\phi` an MLP embedding of the target
-    and :math:`f` an MLP head on their concatenation, the architecture of
-    Gustafsson et al. (2020) for energy-based regression. The density is
+    The residual energy :math:`r(x, y) = f([g(x), \phi(y)])` combines a network
+    :math:`g` of the input, an MLP embedding :math:`\phi` of the target and an MLP
+    head :math:`f` on their concatenation, the architecture of Gustafsson et al.
+    (2020) for energy-based regression. The density is
     :math:`p(y \mid x) \propto \exp s(x, y)`.
+
+    With ``base_df``, the target is a residual in units of a base model's scale and
+    :math:`b` is a Student-t density with ``base_df`` degrees of freedom, location
+    :math:`m(x)` and scale :math:`e^{l(x)}`, :math:`(m, l)` a linear map of
+    :math:`g(x)` (a learned correction of the base's location and scale); that map
+    and the head's output layer start at zero, so that the untrained model *is* the
+    standard Student-t, and :math:`r` sees the target clipped to ``support``: beyond
+    it the density follows :math:`b`'s tails. Without it, :math:`s = r` (the paper's
+    model).
 
     Parameters
     ----------
@@ -242,14 +254,34 @@ class TargetEnergy(nn.Module):
         Width ``d_x`` of :math:`g(x)`.
     embedding_dim : int
         Width of :math:`\phi(y)` and of the head's hidden layer.
+    base_df : float or None, default=None
+        Degrees of freedom of the Student-t base density; ``None``: no base.
+    support : tuple of float or None, default=None
+        ``(low, high)``: the targets :math:`r` sees are clipped to this interval;
+        ``None``: not clipped.
     """
 
-    def __init__(self, encoder: nn.Module, encoder_dim: int, embedding_dim: int) -> None:
+    def __init__(
+        self,
+        encoder: nn.Module,
+        encoder_dim: int,
+        embedding_dim: int,
+        base_df: float | None = None,
+        support: tuple[float, float] | None = None,
+    ) -> None:
         super().__init__()
         d = int(embedding_dim)
         self.x_net = encoder
         self.y_net = MLP(1, (d,), d)
         self.head = MLP(int(encoder_dim) + d, (d,), 1)
+        self.base_df = None if base_df is None else float(base_df)
+        self.support = None if support is None else tuple(float(v) for v in support)
+        self.location_scale = None
+        if base_df is not None:
+            self.location_scale = nn.Linear(int(encoder_dim), 2)
+            for layer in (self.head.hidden[-1], self.location_scale):
+                nn.init.zeros_(layer.weight)
+                nn.init.zeros_(layer.bias)
 
     def forward(self, x: torch.Tensor, y: torch.Tensor, noise_y: torch.Tensor) -> dict:
         """Scores ``pos`` of the observed targets ``y`` and ``neg`` of ``noise_y``.
@@ -286,7 +318,7 @@ class TargetEnergy(nn.Module):
         return self.x_net(x)
 
     def score(self, g: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        """Scores of targets for encoded inputs.
+        """Scores :math:`s(x, y)` of targets for encoded inputs.
 
         Parameters
         ----------
@@ -299,8 +331,69 @@ class TargetEnergy(nn.Module):
         -------
         Tensor of the shape of ``y``
         """
+        score = self.residual(g, y)
+        if self.base_df is None:
+            return score
+        loc, log_scale = (v.reshape(-1, *(1,) * (y.dim() - 1)) for v in self.base_params(g))
+        return (
+            score + student_t_log_prob((y - loc) * torch.exp(-log_scale), self.base_df) - log_scale
+        )
+
+    def base_params(self, g: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Location :math:`m(x)` and log-scale :math:`l(x)` of the base density.
+
+        Parameters
+        ----------
+        g : Tensor of shape (batch, d_x)
+            :math:`g(x)` (:meth:`encode`).
+
+        Returns
+        -------
+        loc, log_scale : Tensor of shape (batch,)
+            Zeros without a base.
+        """
+        if self.location_scale is None:
+            zeros = g.new_zeros(g.shape[0])
+            return zeros, zeros
+        out = self.location_scale(g)
+        return out[:, 0], out[:, 1]
+
+    def residual(self, g: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """The residual energy :math:`r(x, y)` (the score without the base's log-density).
+
+        Parameters
+        ----------
+        g : Tensor of shape (batch, d_x)
+            :math:`g(x)` (:meth:`encode`).
+        y : Tensor of shape (batch,) or (batch, K)
+            One target or K targets per input.
+
+        Returns
+        -------
+        Tensor of the shape of ``y``
+        """
+        if self.support is not None:
+            y = y.clamp(*self.support)
         flat = y.reshape(y.shape[0], -1)
         k = flat.shape[1]
         phi = self.y_net(flat.reshape(-1, 1)).reshape(y.shape[0], k, -1)
         pair = torch.cat([g.unsqueeze(1).expand(-1, k, -1), phi], dim=2)
         return self.head(pair).reshape(y.shape)
+
+
+def student_t_log_prob(z: torch.Tensor, df: float) -> torch.Tensor:
+    """Log-density of the standard Student-t distribution with ``df`` degrees of freedom.
+
+    Parameters
+    ----------
+    z : Tensor
+        Points.
+    df : float
+        Degrees of freedom, positive.
+
+    Returns
+    -------
+    Tensor of the shape of ``z``
+    """
+    log_norm = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
+    return log_norm - (df + 1) / 2 * torch.log1p(z.square() / df)

@@ -2,6 +2,12 @@
 
 import numpy as np
 import pytest
+from scipy.stats import norm
+from scipy.stats import t as student_t
+from sklearn.linear_model import RidgeCV
+from sklearn.model_selection import cross_val_predict
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
 
 from sknce import ConditionalNCERegressor
 
@@ -103,3 +109,117 @@ def test_multi_output_targets_are_rejected_clearly():
         ConditionalNCERegressor(max_epochs=1).fit(X, np.arange(10.0)).score_samples(
             X, np.zeros((10, 3))
         )
+
+
+# --- issue 13: defaults on data as users pass it ------------------------------------
+def _planted(n, rng):
+    """Raw-unit features (scales 1e3, 1e-3, 50, offsets); a skewed, heteroscedastic target."""
+    X = rng.normal(size=(n, 3))
+    noise = rng.exponential(size=n) - 1.0
+    y = 2 * X[:, 0] + (0.3 + np.abs(X[:, 1])) * noise
+    return X * [1e3, 1e-3, 50.0] + [5e3, 0.0, -7.0], 10 * y + 100
+
+
+def _ridge_gaussian(X, y):
+    """RidgeCV on scaled features, with the Gaussian of its 5-fold out-of-fold residuals."""
+    ridge = make_pipeline(StandardScaler(), RidgeCV())
+    sigma = np.sqrt(np.mean((y - cross_val_predict(ridge, X, y, cv=5)) ** 2))
+    return ridge.fit(X, y), sigma
+
+
+def test_default_regressor_beats_ridge_with_a_gaussian_residual():
+    rng = np.random.default_rng(0)
+    X, y = _planted(400, rng)
+    X_test, y_test = _planted(2000, rng)
+    reg = ConditionalNCERegressor(random_state=0).fit(X, y)
+    ridge, sigma = _ridge_gaussian(X, y)
+    ridge_nll = -norm.logpdf(y_test, ridge.predict(X_test), sigma).mean()
+    assert -reg.score_samples(X_test, y_test).mean() < ridge_nll - 0.1
+    bounds = reg.predict_interval(X_test, coverage=0.9)
+    assert 0.85 <= np.mean((bounds[:, 0] <= y_test) & (y_test <= bounds[:, 1])) <= 0.95
+    assert reg.score(X_test, y_test) > ridge.score(X_test, y_test) - 0.02
+
+
+def test_small_data_keeps_the_ridge_base_density():
+    """On 40 examples the energy cannot show a significant held-out gain: the fit is the base."""
+    rng = np.random.default_rng(1)
+    X, y = _planted(40, rng)
+    reg = ConditionalNCERegressor(random_state=0).fit(X, y)
+    energy = reg.net_.module_
+    assert all(not p.any() for p in energy.head.hidden[-1].parameters())
+    assert all(not p.any() for p in energy.location_scale.parameters())
+    loc, scale = reg.base_.loc_scale(reg.input_scaler_.transform(X))
+    z = ((y - reg.y_mean_) / reg.y_scale_ - loc) / scale
+    expected = student_t.logpdf(z, reg.base_.df_) - np.log(scale * reg.y_scale_)
+    np.testing.assert_allclose(reg.score_samples(X, y), expected, atol=1e-4)
+
+
+def test_inputs_are_standardised_inside():
+    rng = np.random.default_rng(2)
+    X, y = _planted(200, rng)
+    params = dict(max_epochs=3, early_stopping=False, random_state=0)
+    raw = ConditionalNCERegressor(**params).fit(X, y)
+    unit = ConditionalNCERegressor(**params).fit((X - X.mean(0)) / X.std(0), y)
+    np.testing.assert_allclose(raw.predict(X), unit.predict((X - X.mean(0)) / X.std(0)), rtol=1e-4)
+
+
+# --- issue 15: targets far out, huge or missing -------------------------------------
+@pytest.fixture(scope="module")
+def linear_fit():
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1, 1, size=(300, 2))
+    y = X[:, 0] - X[:, 1] + 0.2 * rng.normal(size=300)
+    params = dict(max_epochs=3, early_stopping=False, random_state=0)
+    return X, y, params, ConditionalNCERegressor(**params).fit(X, y)
+
+
+def test_targets_of_any_finite_scale_are_standardised_without_overflow(linear_fit):
+    X, y, params, reg = linear_fit
+    huge = ConditionalNCERegressor(**params).fit(X, y * 1e200)
+    np.testing.assert_allclose(huge.predict(X), reg.predict(X) * 1e200, rtol=1e-4)
+    np.testing.assert_allclose(
+        huge.predict_interval(X), reg.predict_interval(X) * 1e200, rtol=1e-4
+    )
+    np.testing.assert_allclose(
+        huge.score_samples(X, y * 1e200), reg.score_samples(X, y) - np.log(1e200), rtol=1e-4
+    )
+
+
+def test_a_target_spread_beyond_float64_is_a_clear_error():
+    X = np.zeros((4, 1))
+    with pytest.raises(ValueError, match="Divide y by a constant"):
+        ConditionalNCERegressor().fit(X, [-1e308, 1e308, 0.0, 1.0])
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_targets_are_rejected_naming_the_fix(linear_fit, bad):
+    X, y, _, reg = linear_fit
+    y_bad = y.copy()
+    y_bad[5] = bad
+    with pytest.raises(ValueError, match="NaN or infinity.*Drop those examples"):
+        ConditionalNCERegressor(max_epochs=1).fit(X, y_bad)
+    with pytest.raises(ValueError, match="NaN or infinity.*Drop those examples"):
+        reg.score_samples(X, y_bad)
+
+
+def test_far_targets_get_a_correspondingly_low_log_density(linear_fit):
+    X, y, params, reg = linear_fit
+    x = np.repeat(X[:1], 5, axis=0)
+    sd = y.std()
+    log_p = reg.score_samples(x, reg.predict(X[:1])[0] + sd * np.array([0, 1, 10, 100, 1e6]))
+    assert np.all(np.isfinite(log_p)) and np.all(np.diff(log_p) < 0)
+    # The base's Student-t tail: about -(df + 1) / 2 * log(z^2 / df) a million sds away.
+    assert log_p[-1] < -(reg.base_.df_ + 1) / 2 * np.log(1e12 / reg.base_.df_) + 50
+    # Without a base, the density is zero beyond the grid.
+    paper = ConditionalNCERegressor(base=None, **params).fit(X, y)
+    far = paper.score_samples(X[:2], [paper.target_range_[1] + sd, paper.target_range_[0] - sd])
+    assert np.all(far == -np.inf)
+
+
+def test_density_is_normalised_over_the_real_line_and_predict_is_its_mean(linear_fit):
+    X, _, _, reg = linear_fit
+    grid = np.linspace(-40, 40, 16_001)
+    p = np.exp(reg.score_samples(np.repeat(X[:1], grid.size, axis=0), grid))
+    step = grid[1] - grid[0]
+    assert p.sum() * step == pytest.approx(1.0, abs=1e-3)
+    assert reg.predict(X[:1])[0] == pytest.approx((p * grid).sum() * step, abs=1e-3)
