@@ -1,38 +1,96 @@
-"""Conditional NCE at scale: epoch time and test log-likelihood vs the number of classes.
+"""Conditional NCE at scale: epoch time, test log-likelihood, recall@10 and memory vs |Y|.
 
-A planted log-linear model with |Y| ∈ {10^3, 10^4, 10^5} labels, d = 32: x ~ N(0, I),
+A planted log-linear model with |Y| ∈ {10^3, ..., 10^6} labels, d = 32: x ~ N(0, I),
 s(x, y) = xᵀθ_y + b_y with θ_y ~ N(0, 4 I/d) and Zipf label biases b_y = -log(rank), so
 the label marginal is heavy-tailed as in language modelling and extreme classification;
-y drawn from softmax(s) (Gumbel-max, in chunks); 50000 training and 5000 test examples.
-The same ``ConditionalNCEClassifier`` log-linear model
-(``hidden_layer_sizes=()``) over all |Y| labels (``classes=range(|Y|)``, so the softmax
-has |Y| columns even where a label is absent from the training sample) is fitted by
+y drawn from softmax(s) (Gumbel-max, in chunks); ``--n-train`` training and ``--n-test``
+test examples (cached as ``.npz`` under ``--cache``, so a rerun does not redraw them).
+The same ``ConditionalNCEClassifier`` log-linear model (``hidden_layer_sizes=()``) over
+all |Y| labels (``classes=range(|Y|)``) is fitted, with the same batch size, learning
+rate and number of epochs and no early stopping, by
 
-* ranking NCE, K = 64 negatives from the (add-one smoothed) label marginal, Adam;
-* the same with ``sparse_embeddings=True`` and ``optimizer=sknce.optim.LazyAdam``, whose
-  step touches only the rows of the true and sampled labels;
-* the full softmax (``objective="mle"``), Adam,
+* ``MLE``: the full softmax (``objective="mle"``), Adam;
+* ``NCE dense``: ranking NCE, K = 64 negatives per example from the (add-one smoothed)
+  label marginal, dense label tables, Adam;
+* ``NCE sparse``: the same with ``sparse_embeddings=True`` and ``sknce.optim.LazyAdam``
+  (what ``sparse_embeddings="auto"`` picks from 3 × 256 × 65 = 49,920 classes on: three
+  times the label rows a step scores), whose step touches only the rows of the true and
+  sampled labels;
+* ``NCE auto``: ranking NCE at the default ``sparse_embeddings="auto"`` (the resolved
+  choice is the ``sparse`` column);
+* ``NCE shared``: ``shared_negatives=True``, one set of K = 64 negatives per batch scored
+  by one matrix product, at the default ``sparse_embeddings="auto"``.
 
-with the same batch size, learning rate and number of epochs. Reported: seconds per
-epoch (skorch's per-epoch ``dur``, mean over epochs), speed-ups over MLE, and the mean
-test log-likelihood (exact, normalised over all |Y| labels with chunked
-``predict_log_proba``); the planted model's own test log-likelihood is the ceiling.
+Each (|Y|, method) runs in a fresh subprocess, so its peak RSS is its own. Reported:
+seconds per epoch (wall time of ``fit`` over its epochs, after an untimed warm-up fit),
+the mean test log-likelihood (exact, normalised over all |Y| labels by a running
+logsumexp over chunks of 4096 labels: never an n × |Y| array), recall@10 (share of test
+examples whose label is among the 10 most probable, from ``predict_topk`` where the
+checkout has it), peak RSS and whether it fits in 24 GiB; the planted model's own test
+log-likelihood is the ceiling.
 
-Run::
+With ``--baseline PATH[=LABEL]`` (repeatable) the rows run again from another checkout
+(``PYTHONPATH=PATH``), e.g. an export of the code before the training engine, and the
+summary puts their seconds per epoch side by side (``/ baseline``: ratio of the two);
+rows whose parameters the checkout lacks are skipped there. Runs alternate between the
+checkouts, so both share the machine's load.
 
-    .venv/bin/python benchmarks/bench_conditional_scale.py [--classes 1000 10000 100000]
+Run (the quiet-machine comparison with the pre-engine code, about an hour)::
+
+    flock /tmp/sknce-bench.lock .venv/bin/python benchmarks/bench_conditional_scale.py \\
+        --classes 100000 1000000 --baseline /tmp/pre-engine=pre-engine
+    .venv/bin/python benchmarks/bench_conditional_scale.py --classes 1000 10000 --epochs 1
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
 
 import numpy as np
 import torch
-from _common import Timer, peak_rss_mib, report
+from _common import format_table, peak_rss_mib, report
 
-from sknce import ConditionalNCEClassifier
-from sknce.optim import LazyAdam
+D = 32
+K = 64
+#: Method name -> (its parameters, the parameters a checkout must know to run it).
+METHODS = {
+    "MLE": (dict(objective="mle"), ()),
+    "NCE dense": (dict(objective="ranking", n_negatives=K, sparse_embeddings=False), ()),
+    "NCE sparse": (
+        dict(objective="ranking", n_negatives=K, sparse_embeddings=True, optimizer="LazyAdam"),
+        (),
+    ),
+    "NCE auto": (dict(objective="ranking", n_negatives=K), ("init",)),
+    "NCE shared": (
+        dict(objective="ranking", n_negatives=K, shared_negatives=True),
+        ("shared_negatives",),
+    ),
+    # the two choices of "auto" with a shared set, to measure where sparse starts to pay
+    "NCE shared dense": (
+        dict(objective="ranking", n_negatives=K, shared_negatives=True, sparse_embeddings=False),
+        ("shared_negatives",),
+    ),
+    "NCE shared sparse": (
+        dict(
+            objective="ranking",
+            n_negatives=K,
+            shared_negatives=True,
+            sparse_embeddings=True,
+            optimizer="LazyAdam",
+        ),
+        ("shared_negatives",),
+    ),
+}
+#: Labels scored at once in the test log-likelihood.
+CHUNK = 4096
+BUDGET_MIB = 24 * 1024
 
 
 def planted(n: int, n_classes: int, d: int, seed: int):
@@ -43,101 +101,238 @@ def planted(n: int, n_classes: int, d: int, seed: int):
     X = torch.randn(n, d, generator=gen)
     y = torch.empty(n, dtype=torch.int64)
     true_ll = torch.empty(n)
-    for start in range(0, n, 256):
-        rows = slice(start, min(start + 256, n))
+    rows_per_block = max(1, (1 << 24) // n_classes)  # 64 MiB of float32 logits at a time
+    for start in range(0, n, rows_per_block):
+        rows = slice(start, min(start + rows_per_block, n))
         logits = X[rows] @ theta.T + bias
-        u = torch.rand(logits.shape, generator=gen).clamp_min(1e-20)
+        u = torch.rand(logits.shape, generator=gen).clamp_min_(1e-20)
         y[rows] = torch.argmax(logits - torch.log(-torch.log(u)), dim=1)
         log_p = logits - torch.logsumexp(logits, dim=1, keepdim=True)
         true_ll[rows] = log_p.gather(1, y[rows].unsqueeze(1)).squeeze(1)
     return X.numpy(), y.numpy(), true_ll.numpy()
 
 
-def test_log_likelihood(est, X, y) -> float:
-    """Mean log p̂(y|x) over the test set (labels are column indices of classes_)."""
-    total = 0.0
-    for start in range(0, len(y), 64):
-        rows = slice(start, start + 64)
-        log_p = est.predict_log_proba(X[rows])
-        total += log_p[np.arange(log_p.shape[0]), y[rows]].sum()
-    return float(total / len(y))
+def data_file(cache: Path, n_classes: int, n_train: int, n_test: int) -> Path:
+    """The cached planted data of one |Y| (drawn and saved on first use)."""
+    path = cache / f"planted_{n_classes}_{n_train}_{n_test}_d{D}.npz"
+    if not path.exists():
+        cache.mkdir(parents=True, exist_ok=True)
+        start = time.perf_counter()
+        X, y, true_ll = planted(n_train + n_test, n_classes, D, seed=0)
+        tmp = path.with_suffix(".tmp.npz")
+        np.savez(tmp, X=X, y=y, true_ll=true_ll)
+        tmp.replace(path)
+        print(f"drew {path.name} in {time.perf_counter() - start:.0f} s", flush=True)
+    return path
+
+
+def test_scores(est, X, y, k: int = 10) -> tuple[float, float]:
+    """Mean log p̂(y|x) and recall@k, in row batches × chunks of labels (never n × |Y|).
+
+    ``y`` are column indices of ``classes_``. Recall comes from ``predict_topk`` when the
+    estimator has it, else from a running top-k here.
+    """
+    # (the code before the training engine wrapped the scorer in its loss module)
+    scorer = getattr(est.net_.module_, "scorer", est.net_.module_)
+    total, hits = 0.0, 0
+    for start in range(0, len(y), 1024):
+        rows = slice(start, min(start + 1024, len(y)))
+        with torch.no_grad():
+            h, b = scorer.encode(torch.as_tensor(X[rows]))
+            labels = torch.as_tensor(y[rows])
+            true = scorer.score(h, b, labels).double()
+            lse = None
+            for lo in range(0, scorer.n_classes, CHUNK):
+                scores = scorer.score_range(h, b, lo, min(lo + CHUNK, scorer.n_classes))
+                part = torch.logsumexp(scores.double(), dim=1)
+                lse = part if lse is None else torch.logaddexp(lse, part)
+        total += float((true - lse).sum())
+        if hasattr(est, "predict_topk"):
+            top_labels, _ = est.predict_topk(X[rows], k)
+            hits += int((top_labels == y[rows, None]).any(axis=1).sum())
+        else:
+            hits += _hits_by_hand(scorer, h, b, labels, k)
+    return total / len(y), hits / len(y)
+
+
+def _hits_by_hand(scorer, h, b, labels, k: int) -> int:
+    """Rows whose label is among their k best scores (running top-k over label chunks)."""
+    best = best_id = None
+    with torch.no_grad():
+        for lo in range(0, scorer.n_classes, CHUNK):
+            scores = scorer.score_range(h, b, lo, min(lo + CHUNK, scorer.n_classes))
+            value, index = scores.topk(min(k, scores.shape[1]), dim=1)
+            if best is not None:
+                value, index = torch.cat([best, value], 1), torch.cat([best_id, index + lo], 1)
+                value, order = value.topk(min(k, value.shape[1]), dim=1)
+                index = index.gather(1, order)
+            else:
+                index = index + lo
+            best, best_id = value, index
+    return int((best_id == labels.unsqueeze(1)).any(dim=1).sum())
+
+
+def run_one(method: str, path: str, n_train: int, settings: dict):
+    """Fit and score one method on one cached data set; a dict (printed as JSON).
+
+    ``settings``: ``epochs``, ``batch_size``, ``lr`` and ``hidden`` (the encoder's
+    hidden layers; ``[]`` is the log-linear model).
+    """
+    from sknce import ConditionalNCEClassifier
+
+    params, needs = METHODS[method]
+    known = ConditionalNCEClassifier().get_params()
+    if any(name not in known for name in needs):
+        return {"skipped": f"this checkout has no {', '.join(needs)}"}
+    params = dict(params)
+    if params.get("optimizer") == "LazyAdam":
+        from sknce.optim import LazyAdam
+
+        params["optimizer"] = LazyAdam
+    data = np.load(path)
+    X, y = data["X"], data["y"]
+    X_tr, y_tr, X_te, y_te = X[:n_train], y[:n_train], X[n_train:], y[n_train:]
+    n_classes = int(Path(path).name.split("_")[1])
+    common = dict(
+        hidden_layer_sizes=tuple(settings["hidden"]),
+        classes=np.arange(n_classes),
+        batch_size=settings["batch_size"],
+        lr=settings["lr"],
+        random_state=0,
+        early_stopping=False,
+    )
+    # untimed: torch sets up its kernels (and imports its compiler) at the first fit
+    ConditionalNCEClassifier(**{**common, "classes": None, "max_epochs": 1}, **params).fit(
+        X_tr[:512], y_tr[:512] % 8
+    )
+    est = ConditionalNCEClassifier(**common, max_epochs=settings["epochs"], **params)
+    start = time.perf_counter()
+    est.fit(X_tr, y_tr)
+    fit_s = time.perf_counter() - start
+    ll, recall = test_scores(est, X_te, y_te)
+    return {
+        "s/epoch": fit_s / est.n_iter_,
+        "sparse": bool(getattr(est, "sparse_embeddings_", est.sparse_embeddings)),
+        "test LL": ll,
+        "recall@10": recall,
+        "peak RSS MiB": peak_rss_mib(),
+    }
+
+
+def in_subprocess(args: list[str], pythonpath: str | None) -> dict:
+    """Run ``--one`` in a fresh interpreter (with ``PYTHONPATH`` first) and parse its JSON."""
+    env = dict(os.environ)
+    if pythonpath:
+        env["PYTHONPATH"] = os.pathsep.join([pythonpath, env.get("PYTHONPATH", "")])
+    out = subprocess.run(
+        [sys.executable, __file__, "--one", *args], capture_output=True, text=True, env=env
+    )
+    if out.returncode != 0:
+        return {"error": out.stderr.strip()[-300:]}
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _origins(values: list[str]) -> list[tuple[str | None, str]]:
+    """``(path, label)`` of this checkout and of each ``--baseline PATH[=LABEL]``."""
+    found = [(None, "")]
+    for value in values:
+        path, _, label = value.partition("=")
+        found.append((str(Path(path).resolve()), label or Path(path).name))
+    return found
+
+
+def side_by_side(rows: list[dict], labels: list[str]) -> list[dict]:
+    """One row per (|Y|, method): this checkout's s/epoch next to each baseline's."""
+    table = []
+    by_key = {(r["classes"], r["method"], r["origin"]): r for r in rows}
+    for classes, method, origin in by_key:
+        mine = by_key[classes, method, origin]
+        if origin or "s/epoch" not in mine:
+            continue
+        entry = {"classes": classes, "method": method, "s/epoch": mine["s/epoch"]}
+        for label in labels:
+            other = by_key.get((classes, method, label), {})
+            if "s/epoch" in other:
+                entry[f"{label} s/epoch"] = other["s/epoch"]
+                entry[f"/ {label}"] = mine["s/epoch"] / other["s/epoch"]
+        table.append(entry)
+    return table
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--classes", type=int, nargs="+", default=[1000, 10_000, 100_000])
+    parser.add_argument("--classes", type=int, nargs="+", default=[100_000, 1_000_000])
+    parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
     parser.add_argument("--n-train", type=int, default=50_000)
     parser.add_argument("--n-test", type=int, default=5_000)
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--lr", type=float, default=0.01)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument(
+        "--hidden",
+        type=int,
+        nargs="*",
+        default=[],
+        help="hidden layers of the encoder (none: the log-linear model, embedding width 32)",
+    )
+    parser.add_argument(
+        "--baseline",
+        action="append",
+        default=[],
+        metavar="PATH[=LABEL]",
+        help="run the rows again from this checkout (PYTHONPATH=PATH), side by side",
+    )
+    parser.add_argument("--cache", default=str(Path(tempfile.gettempdir()) / "sknce_scale"))
+    parser.add_argument("--name", default="conditional_scale", help="results file stem")
+    parser.add_argument("--one", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    d = 32
+    if args.one:
+        method, path, n_train, settings = args.one
+        print(json.dumps(run_one(method, path, int(n_train), json.loads(settings))))
+        return
+
+    origins = _origins(args.baseline)
+    settings = {
+        "epochs": args.epochs,
+        "batch_size": args.batch_size,
+        "lr": args.lr,
+        "hidden": args.hidden,
+    }
     rows = []
     for n_classes in args.classes:
-        n_train = args.n_train
-        X, y, true_ll = planted(n_train + args.n_test, n_classes, d, seed=0)
-        X_tr, y_tr, X_te, y_te = X[:n_train], y[:n_train], X[n_train:], y[n_train:]
-        result = {}
-        for name, params in [
-            ("NCE", dict(objective="ranking", n_negatives=64)),
-            (
-                "NCE sparse",
-                dict(
-                    objective="ranking",
-                    n_negatives=64,
-                    sparse_embeddings=True,
-                    optimizer=LazyAdam,
-                ),
-            ),
-            ("MLE", dict(objective="mle")),
-        ]:
-            est = ConditionalNCEClassifier(
-                hidden_layer_sizes=(),
-                classes=np.arange(n_classes),
-                max_epochs=args.epochs,
-                batch_size=args.batch_size,
-                lr=args.lr,
-                random_state=0,
-                **params,
-            )
-            with Timer() as t:
-                est.fit(X_tr, y_tr)
-            result[name] = {
-                "epoch_s": float(np.mean([h["dur"] for h in est.history_])),
-                "ll": test_log_likelihood(est, X_te, y_te),
-            }
-            print(name, n_classes, result[name], f"fit {t.seconds:.1f} s", flush=True)
-        mle = result["MLE"]
-        row = {
-            "classes": n_classes,
-            "labels in train": int(len(np.unique(y_tr))),
-            "MLE s/epoch": mle["epoch_s"],
-            "NCE s/epoch": result["NCE"]["epoch_s"],
-            "NCE sparse s/epoch": result["NCE sparse"]["epoch_s"],
-            "speed-up": mle["epoch_s"] / result["NCE"]["epoch_s"],
-            "speed-up sparse": mle["epoch_s"] / result["NCE sparse"]["epoch_s"],
-            "MLE test LL": mle["ll"],
-            "NCE test LL": result["NCE"]["ll"],
-            "NCE sparse test LL": result["NCE sparse"]["ll"],
-            "NCE/MLE NLL": result["NCE"]["ll"] / mle["ll"],
-            "NCE sparse/MLE NLL": result["NCE sparse"]["ll"] / mle["ll"],
-            "true-model LL": float(true_ll[n_train:].mean()),
-            "peak RSS MiB": peak_rss_mib(),
-        }
-        rows.append(row)
-        print(row, flush=True)
+        path = data_file(Path(args.cache), n_classes, args.n_train, args.n_test)
+        true_ll = float(np.load(path)["true_ll"][args.n_train :].mean())
+        for method in args.methods:
+            for pythonpath, label in origins:
+                result = in_subprocess(
+                    [method, str(path), str(args.n_train), json.dumps(settings)]
+                    + ["--threads", str(args.threads)],
+                    pythonpath,
+                )
+                row = {"classes": n_classes, "method": method, "origin": label, **result}
+                if "peak RSS MiB" in row:
+                    row["fits 24 GiB"] = row["peak RSS MiB"] < BUDGET_MIB
+                    row["true-model LL"] = true_ll
+                rows.append(row)
+                print(format_table([row]), flush=True)
+    labels = [label for _, label in origins[1:]]
     report(
-        "conditional_scale",
+        args.name,
         rows,
         title=(
-            f"Ranking NCE (K=64) vs full softmax, d={d}, "
-            f"{args.epochs} epochs, batch {args.batch_size}, {args.threads} torch thread(s)"
+            f"Ranking NCE (K={K}) vs full softmax, "
+            + (f"MLP {args.hidden} -> 64" if args.hidden else f"log-linear d={D}")
+            + f", {args.n_train} train / "
+            f"{args.n_test} test, {args.epochs} epochs, batch {args.batch_size}, lr {args.lr}, "
+            f"{args.threads} torch thread(s)"
         ),
-        params=vars(args),
+        params={**vars(args), "load_average": os.getloadavg()},
     )
+    if labels:
+        print("\nSeconds per epoch side by side")
+        print(format_table(side_by_side(rows, labels)))
 
 
 if __name__ == "__main__":

@@ -81,9 +81,7 @@ def baselines() -> dict:
         "ConditionalNCE mle (defaults)": lambda info: ConditionalNCEClassifier(
             objective="mle", random_state=info["seed"]
         ),
-        "ConditionalNCE (defaults)": lambda info: ConditionalNCEClassifier(
-            random_state=info["seed"]
-        ),
+        NCE: lambda info: ConditionalNCEClassifier(random_state=info["seed"]),
     }
 
 
@@ -177,6 +175,40 @@ def run(tasks, methods: dict, *, max_train=None, max_test=20000, seed=0, folds=N
 
 
 KEYS = ("accuracy", "log-lik", "fit s", "predict s", "epochs", "test kept", "skipped")
+NCE = "ConditionalNCE (defaults)"
+
+
+def targets(summary: list[dict]) -> list[dict]:
+    """Issue 13's targets per task, from the fold means of ``summary``.
+
+    The NCE model at its defaults must be above ``unigram`` and ``majority`` in test
+    log-likelihood and accuracy, and within 5% of the best baseline's log-likelihood:
+    ``NCE / best`` (a ratio of two negative numbers) at most 1.05.
+    """
+    rows = []
+    for task in dict.fromkeys(r["task"] for r in summary):
+        found = {r["method"]: r for r in summary if r["task"] == task and "log-lik" in r}
+        if NCE not in found:
+            continue
+        nce = found.pop(NCE)
+        best = max(found, key=lambda m: found[m]["log-lik"])
+        ratio = nce["log-lik"] / found[best]["log-lik"]
+        simple = [found[m] for m in ("majority", "unigram") if m in found]
+        rows.append(
+            {
+                "task": task,
+                "NCE log-lik": nce["log-lik"],
+                "best baseline": best,
+                "best log-lik": found[best]["log-lik"],
+                "NCE / best": ratio,
+                "within 5%": ratio <= 1.05,
+                "above majority, unigram": all(
+                    nce["log-lik"] > r["log-lik"] and nce["accuracy"] > r["accuracy"]
+                    for r in simple
+                ),
+            }
+        )
+    return rows
 
 
 def main() -> None:
@@ -204,11 +236,19 @@ def main() -> None:
     )
     name = "real_conditional" + (f"_{args.tag}" if args.tag else "")
     report(f"{name}_folds", rows, title="Per fold", params=vars(args))
+    summary = summarise(rows, KEYS)
     report(
         name,
-        summarise(rows, KEYS),
+        summary,
         title="Real many-class tasks: accuracy, test log-likelihood (nats/example, higher is "
         "better), mean and 95% interval over folds",
+        params=vars(args),
+    )
+    report(
+        f"{name}_targets",
+        targets(summary),
+        title="Targets: NCE at its defaults above majority and unigram (log-likelihood and "
+        "accuracy), and its log-likelihood within 5% of the best baseline's",
         params=vars(args),
     )
 

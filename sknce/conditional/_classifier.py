@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 import torch
 from sklearn.base import ClassifierMixin
 from sklearn.metrics import accuracy_score
@@ -41,8 +42,10 @@ _PLATEAU = 1e-3
 _TARGET_STEPS = 3000
 _EPOCH_RANGE = (10, 200)
 
-#: ``sparse_embeddings="auto"``: sparse label tables from this many classes on.
-_SPARSE_FROM = 20_000
+#: ``sparse_embeddings="auto"``: sparse label tables once the classes outnumber the label
+#: rows a training step scores this many times (below, a lazy update of the rows touched
+#: costs more than a dense update of all of them).
+_SPARSE_RATIO = 3
 
 #: Optimizers that take sparse gradients as they are (the default Adam becomes LazyAdam).
 _SPARSE_OPTIMIZERS = (LazyAdam, torch.optim.SGD, torch.optim.Adagrad)
@@ -65,6 +68,11 @@ def _check_targets(y) -> None:
             "(ints, strings, any hashable), one per sample; for a continuous target use "
             "ConditionalNCERegressor."
         )
+
+
+def _entries_per_row(X) -> float | None:
+    """Mean stored entries per row of a sparse ``X``; None for a dense one."""
+    return X.nnz / max(X.shape[0], 1) if sp.issparse(X) else None
 
 
 def _label_noise(noise, counts: np.ndarray, noise_power: float) -> CategoricalNoise:
@@ -162,15 +170,22 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         Give the label embeddings and biases sparse gradients in the NCE objectives
         (only the rows of the true and sampled labels), so that a training step costs
         O(batch × K) whatever the number of labels, instead of a dense update of all
-        of them. Needs an optimiser that accepts sparse gradients:
+        of them; for a sparse ``X``, give the first layer of the built-in encoder
+        sparse gradients too (only the rows of the features present in the batch).
+        Needs an optimiser that accepts sparse gradients:
         :class:`sknce.optim.LazyAdam` (Adam on the rows present), ``torch.optim.SGD`` or
-        ``torch.optim.Adagrad``; ``torch.optim.Adam`` does not. ``"auto"``: sparse
-        from 20,000 classes on (where it starts to pay, see :ref:`scaling`) when the
-        objective samples labels (not ``"mle"``), the fit runs in one process, and
-        the optimizer takes sparse gradients or is the default
+        ``torch.optim.Adagrad``; ``torch.optim.Adam`` does not. ``"auto"`` decides
+        for each table: sparse when it has at least 3 times as many rows as a
+        training step reads (where sparse updates start to pay, see
+        :ref:`scaling`): for the labels ``batch_size * (1 + n_negatives)``
+        (``batch_size + n_negatives`` with ``shared_negatives``; self-normalisation
+        samples count as negatives), i.e. from 49,920 classes at the defaults, and
+        never for ``objective="mle"``; for the features ``batch_size`` times the
+        mean stored entries per row of a sparse ``X``. And only when the fit runs in
+        one process, and the optimizer takes sparse gradients or is the default
         ``torch.optim.Adam`` with options LazyAdam has, which is then replaced by
-        :class:`~sknce.optim.LazyAdam`; dense otherwise. The choice is
-        ``sparse_embeddings_``.
+        :class:`~sknce.optim.LazyAdam`. The choices are ``sparse_embeddings_`` and
+        ``sparse_input_``.
     shared_negatives : bool, default=False
         Draw one set of ``n_negatives`` noise labels per batch, shared by all its
         examples and scored with one matrix product (TensorFlow's sampled softmax
@@ -251,6 +266,9 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
     sparse_embeddings_ : bool
         Whether the label tables have sparse gradients (``sparse_embeddings``
         resolved).
+    sparse_input_ : bool
+        Whether the first layer of the built-in encoder has sparse gradients
+        (``sparse_embeddings`` resolved for a sparse ``X``).
     net_ : NCENet
         The fitted skorch net; ``net_.module_`` is the :class:`~sknce.nn.LabelScorer`.
     history_ : list of dict
@@ -410,7 +428,9 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             encoder, dim = DenseInput(torch.nn.Identity()), n_features
         else:
             width = 64 if self.embedding_dim is None else self.embedding_dim
-            encoder, dim = self._make_encoder(n_features, lambda: MLP(n_features, hidden, width))
+            encoder, dim = self._make_encoder(
+                n_features, lambda: MLP(n_features, hidden, width, sparse_grad=self.sparse_input_)
+            )
         input_bias = None
         if self.input_bias:
             input_bias = MLP(n_features, tuple(self.input_bias_layer_sizes), 1)
@@ -464,7 +484,8 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
                     "classes must be passed on the first call to partial_fit (every label "
                     "that any chunk may contain), e.g. partial_fit(X, y, classes=labels)."
                 )
-            log_prior = self._start(*np.unique(y, return_counts=True), declared)
+            labels, counts = np.unique(y, return_counts=True)
+            log_prior = self._start(labels, counts, declared, _entries_per_row(X))
             device = self._resolve_device()
         dataset = SampledDataset(self._sampler(X, np.searchsorted(self.classes_, y), device))
 
@@ -473,27 +494,51 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
 
         self._train_on_device(dataset, build, device, partial=partial)
 
-    def _start(self, labels: np.ndarray, counts: np.ndarray, declared) -> np.ndarray:
-        """Set the labels, the noise and the label tables' gradients of a new fit.
+    def _start(
+        self, labels: np.ndarray, counts: np.ndarray, declared, entries: float | None
+    ) -> np.ndarray:
+        """Set the labels, the noise and the tables' gradients of a new fit.
 
+        ``entries``: stored entries per row of a sparse ``X`` (None for dense input).
         Returns the log prior (see :meth:`_set_labels`).
         """
         log_prior = self._set_labels(labels, counts, declared)
-        self.sparse_embeddings_ = self._resolve_sparse()
+        # every label is scored by the full softmax: its gradients are dense anyway
+        labels_sampled = self.objective != "mle"
+        self.sparse_embeddings_ = labels_sampled and self._resolve_sparse(
+            len(self.classes_), self._rows_per_step()
+        )
+        # the built-in MLP's first layer on a sparse X: a table of one row per feature
+        has_input_layer = self.encoder is None and (
+            tuple(self.hidden_layer_sizes) or self.embedding_dim is not None
+        )
+        self.sparse_input_ = bool(has_input_layer and entries is not None) and (
+            self._resolve_sparse(self.n_features_in_, self._batch_size() * entries)
+        )
         return log_prior
 
-    def _resolve_sparse(self) -> bool:
-        """``sparse_embeddings`` of a new fit, with ``"auto"`` resolved."""
+    def _resolve_sparse(self, n_rows: int, touched: float) -> bool:
+        """``sparse_embeddings`` resolved for a table of ``n_rows`` rows.
+
+        ``touched``: the rows a training step reads, with repeats.
+        """
         if not isinstance(self.sparse_embeddings, str):
             return bool(self.sparse_embeddings)
         accelerator = self.accelerator
-        if (
-            self.objective == "mle"  # every label is scored: the gradients are dense anyway
-            or len(self.classes_) < _SPARSE_FROM
-            or (accelerator is not None and accelerator.num_processes > 1)
+        if n_rows < _SPARSE_RATIO * touched or (
+            accelerator is not None and accelerator.num_processes > 1
         ):
             return False
         return self._sparse_optimizer() is not None
+
+    def _batch_size(self) -> int:
+        return self.net_.batch_size if self._continues(False) else self.batch_size
+
+    def _rows_per_step(self) -> int:
+        """Label rows a training step scores (with repeats): true labels and noise labels."""
+        batch_size = self._batch_size()
+        drawn = self.n_negatives + (self.n_norm_samples if self.self_normalization > 0 else 0)
+        return batch_size + (drawn if self.shared_negatives else batch_size * drawn)
 
     def _sparse_optimizer(self) -> type | None:
         """The optimizer ``sparse_embeddings="auto"`` trains sparse tables with, or None.
@@ -511,7 +556,9 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         return None
 
     def _optimizer_class(self) -> type:
-        if isinstance(self.sparse_embeddings, str) and self.sparse_embeddings_:
+        if isinstance(self.sparse_embeddings, str) and (
+            self.sparse_embeddings_ or self.sparse_input_
+        ):
             return self._sparse_optimizer()
         return self.optimizer
 
@@ -539,8 +586,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             held_out = getattr(dataset, "n_held_out", None)
             fraction = self.validation_fraction
             n -= held_out(fraction) if held_out else math.ceil(fraction * n)
-        batch_size = self.net_.batch_size if self._continues(False) else self.batch_size
-        steps = max(1, math.ceil(n / batch_size))
+        steps = max(1, math.ceil(n / self._batch_size()))
         return int(np.clip(round(_TARGET_STEPS / steps), *_EPOCH_RANGE))
 
     def _sampler(self, X, y_enc: np.ndarray, device: str) -> LabelSampler:
@@ -566,6 +612,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         self._check_hidden()
         self._check_hidden("input_bias_layer_sizes")
         labels, counts = np.empty(0), np.empty(0, dtype=np.int64)
+        entries = []  # stored entries per row of each chunk (None: a dense chunk)
 
         def validated(chunk, reset: bool):
             if not (isinstance(chunk, tuple) and len(chunk) == 2):
@@ -588,6 +635,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             total[np.searchsorted(merged, labels)] += counts
             total[np.searchsorted(merged, new)] += new_counts
             labels, counts = merged, total
+            entries.append(_entries_per_row(X))
             return X.shape[0]
 
         sizes = scan_chunks(chunks, check)
@@ -596,7 +644,10 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             self._check_known(labels)
             device = self.net_.device
         else:
-            log_prior = self._start(labels, counts, self.classes)
+            sparse_stream = all(e is not None for e in entries)
+            log_prior = self._start(
+                labels, counts, self.classes, max(entries) if sparse_stream else None
+            )
             device = self._resolve_device()
 
         def make_dataset(chunk, index: int) -> SampledDataset:
@@ -629,6 +680,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         Returns
         -------
         self : ConditionalNCEClassifier
+            The fitted estimator.
         """
         with self._fitting():
             if is_chunk_stream(X):
@@ -647,21 +699,25 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         """One pass of training over a chunk, continuing the fitted network.
 
         The first call fixes ``classes_`` (from ``classes``, required then unless the
-        ``classes`` parameter is set) and the noise distribution (the label counts of
-        that chunk, smoothed by one); later calls keep the network and the
-        optimizer's state. No validation split is held out and ``max_epochs`` is
+        ``classes`` parameter is set), the noise distribution and the prior start
+        (from the label counts of that chunk, smoothed by one); later calls keep the
+        network and the optimizer's state. No validation split is held out and ``max_epochs`` is
         ignored: each call is one epoch over the chunk.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The inputs of this chunk; sparse matrices are sliced per batch.
         y : array-like of shape (n_samples,)
+            Their labels, all of them in ``classes_`` (fixed by the first call).
         classes : array-like of shape (n_classes,) or None, default=None
-            Every label of the problem; required on the first call.
+            Every label of the problem; required on the first call (unless the
+            ``classes`` parameter is set), ignored on later ones.
 
         Returns
         -------
         self : ConditionalNCEClassifier
+            The fitted estimator.
         """
         with self._fitting():
             self._fit(X, y, partial=True, classes=classes)
@@ -845,6 +901,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The inputs.
         y : array-like of shape (n_samples,)
             True labels.
 

@@ -101,19 +101,24 @@ def test_non_finite_scores_are_an_error_not_the_first_class(fitted):
 
 
 # --- sparse_embeddings="auto" ----------------------------------------------------------------
-def _fit_auto(monkeypatch, threshold, **params):
-    monkeypatch.setattr(classifier_module, "_SPARSE_FROM", threshold)
-    X, y = _blobs(200)
-    return ConditionalNCEClassifier(**{**FAST, "max_epochs": 2, **params}).fit(X, y)
+def _fit_auto(monkeypatch, ratio, X=None, **params):
+    """A fit of 10 classes, batches of 8 and K = 4: a step scores 8 × (1 + 4) = 40 rows."""
+    monkeypatch.setattr(classifier_module, "_SPARSE_RATIO", ratio)
+    blobs, y = _blobs(200)
+    params = {**FAST, "max_epochs": 2, "batch_size": 8, **params}
+    return ConditionalNCEClassifier(**params).fit(blobs if X is None else X, y)
 
 
 def test_auto_sparse_embeddings_switch_at_the_threshold_to_lazy_adam(monkeypatch):
-    dense = _fit_auto(monkeypatch, 11)  # 10 classes: below
+    dense = _fit_auto(monkeypatch, 0.26)  # sparse from 10.4 classes on
     assert not dense.sparse_embeddings_ and type(dense.net_.optimizer_) is torch.optim.Adam
-    sparse = _fit_auto(monkeypatch, 10)
+    sparse = _fit_auto(monkeypatch, 0.25)  # from 10 classes on
     assert sparse.sparse_embeddings_ and type(sparse.net_.optimizer_) is LazyAdam
     assert sparse.net_.module_.sparse
     assert sparse.get_params()["optimizer"] is torch.optim.Adam  # the parameter is untouched
+    # a shared set: a step scores 8 + 4 rows, so sparse pays from fewer classes
+    assert _fit_auto(monkeypatch, 0.8, shared_negatives=True).sparse_embeddings_
+    assert not _fit_auto(monkeypatch, 0.8).sparse_embeddings_
 
 
 @pytest.mark.parametrize(
@@ -128,7 +133,7 @@ def test_auto_sparse_embeddings_switch_at_the_threshold_to_lazy_adam(monkeypatch
     ],
 )
 def test_auto_sparse_embeddings_keep_the_users_choices(monkeypatch, params, sparse, optimizer):
-    est = _fit_auto(monkeypatch, 2, **params)
+    est = _fit_auto(monkeypatch, 0.01, **params)
     assert est.sparse_embeddings_ is sparse and type(est.net_.optimizer_) is optimizer
 
 
@@ -143,11 +148,24 @@ class _TwoProcesses:
 
 
 def test_auto_sparse_embeddings_stay_dense_under_a_multi_process_accelerator(monkeypatch):
-    monkeypatch.setattr(classifier_module, "_SPARSE_FROM", 2)
+    monkeypatch.setattr(classifier_module, "_SPARSE_RATIO", 1e-4)  # from 1.7 classes
     est = ConditionalNCEClassifier(accelerator=_TwoProcesses())
-    est.classes_ = np.arange(10)
-    assert est._resolve_sparse() is False
-    assert est.set_params(accelerator=None)._resolve_sparse() is True
+    assert est._resolve_sparse(10, 1) is False
+    assert est.set_params(accelerator=None)._resolve_sparse(10, 1) is True
+
+
+def test_auto_sparse_embeddings_give_a_wide_sparse_input_layer_sparse_gradients(monkeypatch):
+    rng = np.random.default_rng(0)
+    X, y = _blobs(200)
+    wide = sp.csr_matrix((np.ones(200), rng.integers(0, 300, 200), np.arange(201)), (200, 300))
+    # one stored entry per row, batches of 8: a step reads 8 of the 300 feature rows
+    est = _fit_auto(monkeypatch, 3, X=wide)
+    assert est.sparse_input_ and not est.sparse_embeddings_
+    assert type(est.net_.optimizer_) is LazyAdam and est.net_.module_.encoder.input.sparse_grad
+    assert not _fit_auto(monkeypatch, 3).sparse_input_  # a dense X
+    assert not _fit_auto(monkeypatch, 38, X=wide).sparse_input_  # 300 < 38 * 8
+    linear = _fit_auto(monkeypatch, 3, X=wide, hidden_layer_sizes=(), embedding_dim=None)
+    assert not linear.sparse_input_  # the identity encoder has no first layer
 
 
 # --- shared negatives ------------------------------------------------------------------------
