@@ -8,6 +8,7 @@ trained with the logistic or hinge k-negative loss (Definition 2.1).
 
 from __future__ import annotations
 
+import math
 import warnings
 from numbers import Integral, Real
 
@@ -16,13 +17,29 @@ import torch
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
 from sknce._base import ENCODER_CONSTRAINT, BaseNCE, common_params
+from sknce._callbacks import ChanceAwareEarlyStopping
 from sknce._compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
-from sknce._data import SampledDataset, as_csr_or_dense, rows_to_tensor
-from sknce.contrastive._sampler import LatentClassSampler, encode_groups
+from sknce._data import as_csr_or_dense, rows_to_tensor
+from sknce._random import Seeds
+from sknce.contrastive._sampler import LatentClassDataset, LatentClassSampler, encode_groups
+from sknce.contrastive._scaling import SCALINGS, fit_scaling, resolve_scaling, scale_input
+from sknce.contrastive._start import principal_start
 from sknce.losses import KNegativeLoss
-from sknce.nn import MLP, LatentClassScorer, SphereEncoder
+from sknce.nn import MLP, LatentClassScorer, LinearSkipEncoder, SphereEncoder
+from sknce.nn._contrastive import OffsetEncoder
 
 __all__ = ["LatentClassNCEEmbedder"]
+
+#: Widest representation ``n_components="auto"`` gives.
+_MAX_COMPONENTS = 128
+
+#: Gradient steps that ``max_epochs="auto"`` allows at most.
+_TARGET_STEPS = 1000
+
+#: Early stopping: an epoch improves only if it lowers the validation loss by more than
+#: this fraction. From the principal-component start, small steps would otherwise creep
+#: along a plateau; from a random start, skorch's default (long slow descents are progress).
+_PLATEAU = {"pca": 1e-3, "random": 1e-4}
 
 
 class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
@@ -33,8 +50,8 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
     :math:`(x, x^+, x^-_1, \dots, x^-_k)`: :math:`x` and :math:`x^+` are two
     distinct points of one class and the negatives are points of the marginal,
     whatever their class (collisions with the anchor's class are allowed, as in
-    the theory; ``exclude_collisions=True`` drops them). An MLP encoder
-    :math:`f` maps to the unit sphere :math:`\mathbb{S}^{d-1}` and minimises
+    the theory; ``exclude_collisions=True`` drops them). An encoder :math:`f`
+    maps to the unit sphere :math:`\mathbb{S}^{d-1}` and minimises
 
     .. math::
 
@@ -48,6 +65,19 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
     the optimum is a simplex ETF (Theorem 3.8): class means at cosine
     :math:`-1/(C-1)`; see :func:`~sknce.contrastive.simplex_etf_report`.
 
+    By default the embedder is set up for the data it is given rather than for
+    the paper's experiments: the input is scaled inside the estimator
+    (``scaling``), the encoder is a linear map of the input plus a residual
+    network, :math:`f(x) = x P + b + g(x)`, starting from the input's principal
+    components (``init="pca"``), its width follows the data
+    (``n_components="auto"``), and training stops when the NCE loss on held-out
+    points stops improving, keeping the best weights, the start included. The
+    paper's setting (Section 5), an MLP on the raw input trained for a fixed
+    number of epochs, is
+    ``LatentClassNCEEmbedder(scaling="none", init="random", n_components=128,
+    hidden_layer_sizes=(256, 256), batch_size=256, max_epochs=100, lr=1e-3,
+    early_stopping=False)``.
+
     Negatives are taken from the batch's other encoded points (``2B - 2`` of them
     for a batch of ``B`` anchors and their positives) when ``n_negatives`` is at
     most that number: no extra forward pass, O(B k d) per step. Otherwise, or with
@@ -58,8 +88,12 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
 
     Parameters
     ----------
-    n_components : int, default=128
-        Dimension ``d`` of the representation.
+    n_components : int or "auto", default="auto"
+        Dimension ``d`` of the representation. ``"auto"``:
+        ``min(128, max(n_features + 1, n_groups))``, with ``n_groups`` the distinct
+        ids of ``y``: room for the principal-component start (one coordinate more
+        than the input) and for a simplex ETF of the classes, at most 128 (the
+        paper's width).
     n_negatives : int, default=16
         Number ``k`` of negatives per positive pair.
     loss : {"logistic", "hinge"}, default="logistic"
@@ -75,18 +109,48 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         ``n_negatives`` other points) or exact draws from all training points.
     exclude_collisions : bool, default=False
         Drop negatives that belong to the anchor's class.
-    hidden_layer_sizes : tuple of int, default=(256, 256)
-        Hidden layers of the encoder (LayerNorm and ReLU); ``()`` is linear.
+    scaling : {"auto", "standard", "log1p-idf", "none"}, default="auto"
+        How the estimator scales its input, with statistics of the training points
+        (fixed at the first fit; ``transform`` and ``score`` apply them):
+        ``"standard"``: each column centred and divided by its standard deviation,
+        as :class:`~sklearn.preprocessing.StandardScaler` does (sparse input is
+        only divided, not centred, so that it stays sparse); ``"log1p-idf"``:
+        ``log(1 + x)`` times the smooth inverse document frequency of the column,
+        each row scaled to unit norm (sublinear tf-idf; for non-negative counts such
+        as :class:`~sklearn.feature_extraction.text.CountVectorizer` gives);
+        ``"none"``: the input as it comes (the paper's). ``"auto"``:
+        ``"log1p-idf"`` for sparse non-negative input, ``"standard"`` otherwise.
+    init : {"pca", "random"}, default="pca"
+        ``"pca"``: the encoder is :math:`f(x) = x P + b + g(x)`, a
+        :class:`~sknce.nn.LinearSkipEncoder` with an offset, whose linear map
+        :math:`P` starts at the top ``min(d - 1, n_features, n_samples - 1)``
+        principal axes of the scaled training points, :math:`b` at their
+        root-mean-square norm on the next coordinate, and whose residual branch
+        :math:`g` (``hidden_layer_sizes``) at zero: the start maps each point to
+        the gnomonic projection of its principal coordinates onto a hemisphere,
+        a one-to-one map that keeps what the input's linear structure tells apart.
+        ``"random"``: an :class:`~sknce.nn.MLP` with PyTorch's initialisation (the
+        paper's). Unused with ``encoder``.
+    hidden_layer_sizes : tuple of int, default=(256,)
+        Hidden layers (LayerNorm and ReLU): with ``init="pca"`` those of the
+        residual branch :math:`g`; with ``init="random"`` those of the MLP (the
+        paper's ``(256, 256)``). ``()`` is linear.
     encoder : torch.nn.Module instance or class, or None, default=None
-        Your own encoder :math:`f` replacing the MLP (e.g. a CNN for images): it maps a
-        dense float32 batch of shape (batch, n_features) to (batch, d); its output is
-        normalised to the unit sphere. A class is built with ``n_features``; an
-        instance is copied at each fit. ``n_components`` and ``hidden_layer_sizes``
-        are then unused; ``n_components_`` is ``d``.
-    max_epochs : int, default=100
-        Passes over the training data.
-    batch_size : int, default=256
-        Anchors per gradient step.
+        Your own encoder :math:`f` replacing the built-in one (e.g. a CNN for
+        images): it maps a dense float32 batch of scaled inputs, shape (batch,
+        n_features), to (batch, d); its output is normalised to the unit sphere. A
+        class is built with ``n_features``; an instance is copied at each fit.
+        ``n_components``, ``init`` and ``hidden_layer_sizes`` are then unused;
+        ``n_components_`` is ``d``.
+    max_epochs : int or "auto", default="auto"
+        Passes over the training data (at most, with early stopping). ``"auto"``:
+        at most about 1000 gradient steps,
+        ``clip(round(1000 / steps_per_epoch), 10, 200)``, with ``steps_per_epoch``
+        the batches of training anchors.
+    batch_size : int or "auto", default="auto"
+        Anchors per gradient step. ``"auto"``: ``clip(n_anchors // 8, 16, 256)``,
+        with ``n_anchors`` the points of classes with two or more members, fixed at
+        the first fit.
     lr : float, default=1e-3
         Learning rate of the optimizer.
     optimizer : torch optimizer class, default=torch.optim.Adam
@@ -102,20 +166,31 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         outputs reflect the current epoch. See :ref:`customising`.
     warm_start : bool, default=False
         When already fitted, ``fit`` continues training the fitted network, with its
-        optimizer state, for ``max_epochs`` more epochs instead of starting over.
+        optimizer state and input scaling, for ``max_epochs`` more epochs instead of
+        starting over.
     device : {"cpu", "cuda", "auto"} or str, default="cpu"
         Where the network trains; ``"auto"`` takes a GPU when one is present.
     random_state : int, RandomState instance or None, default=None
-        Seeds the weights, pairs, negatives and the validation split. An int makes a
-        CPU fit reproducible, in any thread.
+        Seeds the weights, the start's randomized SVD, pairs, negatives and the
+        validation split. An int makes a CPU fit reproducible, in any thread.
     verbose : int, default=0
         1 prints a progress bar and per-epoch losses.
-    early_stopping : bool, default=False
-        Hold out ``validation_fraction`` of the anchors and stop when the NCE loss
-        on them (with fixed tuples) stops improving, restoring the best weights.
-        Off by default: the paper trains for a fixed number of epochs.
+    early_stopping : bool, default=True
+        Hold out ``validation_fraction`` of the points and stop when the NCE loss on
+        them (with fixed tuples) has not improved for ``patience`` epochs,
+        restoring the best weights. The held-out points take no part in training
+        (neither as anchors, positives nor negatives); their tuples take positives
+        and negatives from the training points. They are drawn first from classes
+        that keep two training points without them. With ``init="pca"`` the
+        starting weights count as epoch 0 (kept if no epoch improves on them), and
+        an epoch improves only if it lowers the best loss by more than 0.1% of it
+        (0.01% from a random start). Epochs count towards ``patience`` only once
+        that loss is 1% below the loss of a constant representation
+        (:math:`\log(1 + k)` for the logistic loss, 1 for the hinge); a fit whose
+        loss never gets there warns with a ``ConvergenceWarning``.
     validation_fraction : float, default=0.1
-        Share of the training examples held out for early stopping.
+        Share of the points (of classes with two or more members) held out for
+        early stopping.
     patience : int, default=10
         Epochs without improvement of the validation loss before training stops.
     accelerator : accelerate.Accelerator or None, default=None
@@ -131,7 +206,21 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
     groups_ : ndarray of shape (n_groups,)
         The distinct ids of ``y`` seen in ``fit``.
     n_components_ : int
-        Width of the representation (``n_components``, or the output of ``encoder``).
+        Width of the representation (``n_components`` resolved, or the output of
+        ``encoder``).
+    scaling_ : str
+        The input scaling used (``scaling`` resolved): ``"standard"``,
+        ``"log1p-idf"`` or ``"none"``.
+    input_mean_ : ndarray of shape (n_features,) or None
+        Column means subtracted by ``scaling_="standard"`` (None for sparse input).
+        Only with ``scaling_="standard"``.
+    input_scale_ : ndarray of shape (n_features,)
+        Column standard deviations that ``scaling_="standard"`` divides by (1 for a
+        constant column). Only with ``scaling_="standard"``.
+    idf_ : ndarray of shape (n_features,)
+        Smooth inverse document frequencies ``log((1 + n) / (1 + df)) + 1`` of the
+        columns, as :class:`~sklearn.feature_extraction.text.TfidfTransformer`
+        computes them. Only with ``scaling_="log1p-idf"``.
     n_features_in_ : int
         Number of features seen in ``fit``.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -171,37 +260,42 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
     >>> from sknce import LatentClassNCEEmbedder
     >>> from sknce.datasets import make_latent_classes
     >>> data = make_latent_classes(300, n_classes=3, n_features=10, random_state=0)
-    >>> emb = LatentClassNCEEmbedder(n_components=8, n_negatives=4, hidden_layer_sizes=(32,),
-    ...                              max_epochs=5, random_state=0)
+    >>> emb = LatentClassNCEEmbedder(random_state=0)
     >>> emb.fit_transform(data.X, data.y).shape
-    (300, 8)
+    (300, 11)
     """
 
     _parameter_constraints: dict = {
         **BaseNCE._parameter_constraints,
-        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "n_components": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "n_negatives": [Interval(Integral, 1, None, closed="left")],
         "loss": [StrOptions({"logistic", "hinge"})],
         "beta": [Interval(Real, 0, None, closed="neither")],
         "negatives": [StrOptions({"batch", "marginal"})],
         "exclude_collisions": ["boolean"],
+        "scaling": [StrOptions(set(SCALINGS))],
+        "init": [StrOptions({"pca", "random"})],
         "hidden_layer_sizes": [tuple, list],
         "encoder": ENCODER_CONSTRAINT,
+        "max_epochs": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "batch_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
     }
 
     def __init__(
         self,
         *,
-        n_components: int = 128,
+        n_components: int | str = "auto",
         n_negatives: int = 16,
         loss: str = "logistic",
         beta: float = 1.0,
         negatives: str = "batch",
         exclude_collisions: bool = False,
-        hidden_layer_sizes: tuple[int, ...] = (256, 256),
+        scaling: str = "auto",
+        init: str = "pca",
+        hidden_layer_sizes: tuple[int, ...] = (256,),
         encoder=None,
-        max_epochs: int = 100,
-        batch_size: int = 256,
+        max_epochs: int | str = "auto",
+        batch_size: int | str = "auto",
         lr: float = 1e-3,
         optimizer=torch.optim.Adam,
         optimizer_kwargs: dict | None = None,
@@ -210,7 +304,7 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         device: str = "cpu",
         random_state=None,
         verbose: int = 0,
-        early_stopping: bool = False,
+        early_stopping: bool = True,
         validation_fraction: float = 0.1,
         patience: int = 10,
         accelerator=None,
@@ -222,6 +316,8 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         self.beta = beta
         self.negatives = negatives
         self.exclude_collisions = exclude_collisions
+        self.scaling = scaling
+        self.init = init
         self.hidden_layer_sizes = hidden_layer_sizes
         self.encoder = encoder
 
@@ -232,8 +328,36 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
 
+    # --- hooks of BaseNCE -------------------------------------------------------------
+    def _chance_loss(self) -> float | None:
+        """The loss of a constant representation (every :math:`v_i = 0`)."""
+        if self.exclude_collisions:  # the number of negatives left varies
+            return None
+        return math.log1p(self.n_negatives) if self.loss == "logistic" else 1.0
+
+    def _divergence_hint(self) -> str:
+        hint = f"Lower lr (now {self.lr})."
+        if self.scaling == "none":
+            hint += " The input is not scaled (scaling='none'): try scaling='auto'."
+        return hint
+
+    def _start(self) -> str:
+        """Where the encoder starts: ``"pca"``, or ``"random"`` (also for ``encoder``)."""
+        return "pca" if self.encoder is None and self.init == "pca" else "random"
+
+    def _early_stopping(self) -> ChanceAwareEarlyStopping:
+        start = self._start()
+        return ChanceAwareEarlyStopping(
+            patience=self.patience,
+            load_best=True,
+            chance=self._chance_loss(),
+            threshold=_PLATEAU[start],
+            evaluate_initial=start == "pca",
+        )
+
+    # --- data ---------------------------------------------------------------------------
     def _validate(self, X, y, *, reset: bool):
-        """Validated ``X`` (float32 CSR or array) and the group codes of ``y``."""
+        """Validated ``X`` (float32 CSR or array, not yet scaled) and the group codes of ``y``."""
         X, y = validate_data(
             self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], reset=reset
         )
@@ -262,30 +386,98 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
             )
         return as_csr_or_dense(X), codes, groups
 
+    def _fit_scaling(self, X) -> None:
+        """Set ``scaling_`` and its statistics from the training points ``X``."""
+        self.scaling_ = resolve_scaling(self.scaling, X)
+        statistics = fit_scaling(X, self.scaling_)
+        if self.scaling_ == "standard":
+            self.input_mean_, self.input_scale_ = statistics["mean"], statistics["scale"]
+        elif self.scaling_ == "log1p-idf":
+            self.idf_ = statistics["idf"]
+
+    def _scale(self, X):
+        """``X`` (float32 CSR or array) scaled with the fitted statistics."""
+        if self.scaling_ == "log1p-idf":
+            statistics = {"idf": self.idf_}
+        elif self.scaling_ == "standard":
+            statistics = {"mean": self.input_mean_, "scale": self.input_scale_}
+        else:
+            statistics = {}
+        return scale_input(X, self.scaling_, statistics)
+
     def _sampler(self, X, codes: np.ndarray, device: str) -> LatentClassSampler:
         return LatentClassSampler(
             X, codes, self.n_negatives, self.negatives, self.exclude_collisions, device
         )
 
+    def _schedule(self, n_anchors: int, continues: bool, validated: bool) -> tuple[int, int]:
+        """Batch size and epochs of a fit on ``n_anchors`` anchors.
+
+        ``batch_size="auto"``: ``clip(n_anchors // 8, 16, 256)``; a continued fit
+        keeps its network's. ``max_epochs="auto"``: about 1000 gradient steps at
+        most, ``clip(round(1000 / steps_per_epoch), 10, 200)``.
+        """
+        if continues:
+            batch_size = self.net_.batch_size
+        elif self.batch_size == "auto":
+            batch_size = int(np.clip(n_anchors // 8, 16, 256))
+        else:
+            batch_size = self.batch_size
+        max_epochs = self.max_epochs
+        if max_epochs == "auto":
+            n_train = n_anchors - math.ceil(self.validation_fraction * n_anchors) * validated
+            steps = max(1, math.ceil(n_train / batch_size))
+            max_epochs = int(np.clip(round(_TARGET_STEPS / steps), 10, 200))
+        return batch_size, max_epochs
+
+    def _builtin_encoder(self, X, n_groups: int, seeds: Seeds):
+        """A constructor of the built-in encoder, and its width."""
+        hidden = self._check_hidden()
+        n_features = X.shape[1]
+        d = self.n_components
+        if d == "auto":
+            d = min(_MAX_COMPONENTS, max(n_features + 1, n_groups))
+        if self._start() == "random":
+            return (lambda: MLP(n_features, hidden, d)), d
+        # A child of the init stream: the stream itself seeds torch's layers.
+        weight, offset = principal_start(X, d, seeds.numpy("init").spawn(1)[0])
+        return (
+            lambda: OffsetEncoder(LinearSkipEncoder(n_features, d, hidden, weight=weight), offset)
+        ), d
+
+    # --- fitting ------------------------------------------------------------------------
     def _fit(self, X, y, partial: bool) -> None:
         continues = self._continues(partial)
         self._check_training_params()
-        hidden = self._check_hidden()
+        self._check_hidden()
         X, codes, groups = self._validate(X, y, reset=not continues)
+        seeds = None
         if not continues:
             self.groups_ = groups
+            self._fit_scaling(X)
+            seeds = self._new_seeds()
+        X = self._scale(X)
         device = self.net_.device if continues else self._resolve_device()
+        dataset = LatentClassDataset(self._sampler(X, codes, device))
+        validated = self.early_stopping and not partial
+        batch_size, max_epochs = self._schedule(len(dataset), continues, validated)
+        default = None
+        if not continues and self.encoder is None:
+            default, _ = self._builtin_encoder(X, len(groups), seeds)
 
         def build(device: str):
-            def default() -> MLP:
-                return MLP(X.shape[1], hidden, self.n_components)
-
             encoder, self.n_components_ = self._make_encoder(X.shape[1], default)
             scorer = LatentClassScorer(SphereEncoder(encoder))
             return scorer, KNegativeLoss(loss=self.loss, beta=self.beta)
 
-        dataset = SampledDataset(self._sampler(X, codes, device))
-        self._train(dataset, build, partial=partial)
+        self._train(
+            dataset,
+            build,
+            partial=partial,
+            seeds=seeds,
+            max_epochs=max_epochs,
+            batch_size=batch_size,
+        )
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
@@ -294,10 +486,10 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Input points.
+            Input points (scaled inside the estimator; see ``scaling``).
         y : array-like of shape (n_samples,)
             Latent-class (group) id of each point; points with the same id form
-            positive pairs.
+            positive pairs. Required: the default ``None`` is a ``ValueError``.
 
         Returns
         -------
@@ -314,17 +506,21 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
 
         No validation split is held out and ``max_epochs`` is ignored: each call
         is one epoch over the anchors of ``X`` (positives and negatives come from
-        the chunk).
+        the chunk). The first call fixes the input scaling, the start and an
+        ``"auto"`` batch size from its chunk.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            A chunk of input points.
         y : array-like of shape (n_samples,)
-            Latent-class ids.
+            Latent-class ids of the chunk's points. Required: the default ``None``
+            is a ``ValueError``.
 
         Returns
         -------
         self
+            The embedder, trained one more epoch.
         """
         with self._fitting():
             self._fit(X, y, partial=True)
@@ -336,10 +532,12 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Input points, on the scale of the training points (the estimator applies
+            its fitted scaling).
 
         Returns
         -------
-        ndarray of shape (n_samples, n_components)
+        ndarray of shape (n_samples, n_components_)
             Unit-norm rows, in the dtype of ``X`` (float64 or float32).
         """
         check_is_fitted(self)
@@ -347,7 +545,7 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
             self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False
         )
         dtype = X.dtype
-        X = as_csr_or_dense(X)
+        X = self._scale(as_csr_or_dense(X))
         encoder = self.net_.module_.encoder
         encoder.eval()
         device = self.net_.device
@@ -355,7 +553,7 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         with torch.no_grad():
             for rows in self._batches(X.shape[0]):
                 out[rows] = encoder(rows_to_tensor(X, rows, device)).cpu().numpy()
-        return out
+        return self._finite_output(out, "transform")
 
     def score(self, X, y) -> float:
         """Minus the mean NCE loss on tuples drawn from ``X`` and ``y``.
@@ -368,17 +566,19 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Input points, on the scale of the training points.
         y : array-like of shape (n_samples,)
-            Latent-class ids.
+            Latent-class ids; two or more points of one class are needed.
 
         Returns
         -------
         float
+            Minus the mean NCE loss (at most 0).
         """
         check_is_fitted(self)
         X, codes, _ = self._validate(X, y, reset=False)
-        dataset = SampledDataset(self._sampler(X, codes, self.net_.device))
-        return -self.net_.mean_loss(dataset, self._score_rng())
+        sampler = self._sampler(self._scale(X), codes, self.net_.device)
+        return -self.net_.mean_loss(LatentClassDataset(sampler), self._score_rng())
 
     @property
     def _n_features_out(self) -> int:

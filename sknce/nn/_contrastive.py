@@ -3,7 +3,9 @@ r"""The unit-sphere scorer of latent-class NCE (Awasthi et al., 2022).
 :class:`SphereEncoder` maps inputs to unit vectors :math:`f(x) \in \mathbb{S}^{d-1}`;
 :class:`LatentClassScorer` encodes a batch of anchors and positives once and
 gathers (or encodes) their ``k`` negatives, for the core's
-:class:`~sknce.losses.KNegativeLoss`.
+:class:`~sknce.losses.KNegativeLoss`. :class:`OffsetEncoder` adds a learnable
+offset to an encoder's output (the latent-class embedder's principal-component
+start puts one on a coordinate of its own).
 """
 
 from __future__ import annotations
@@ -12,7 +14,27 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-__all__ = ["LatentClassScorer", "SphereEncoder"]
+__all__ = ["LatentClassScorer", "OffsetEncoder", "SphereEncoder"]
+
+
+class OffsetEncoder(nn.Module):
+    """An encoder followed by a learnable offset, ``encoder(x) + offset``.
+
+    Parameters
+    ----------
+    encoder : nn.Module
+        Maps a batch of inputs to (batch, d), e.g. :class:`~sknce.nn.LinearSkipEncoder`.
+    offset : array-like of shape (d,)
+        Initial offset.
+    """
+
+    def __init__(self, encoder: nn.Module, offset) -> None:
+        super().__init__()
+        self.encoder = encoder
+        self.offset = nn.Parameter(torch.as_tensor(offset, dtype=torch.float32).clone())
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.encoder(x) + self.offset
 
 
 class SphereEncoder(nn.Module):

@@ -68,8 +68,10 @@ def test_hinge_and_logistic_both_train(planted, params):
 
 def test_sparse_input_gives_the_dense_result(planted):
     X = np.where(np.abs(planted.X) > 0.5, planted.X, 0.0)
-    dense = LatentClassNCEEmbedder(n_negatives=4, max_epochs=2, **FAST).fit(X, planted.y)
-    sparse = LatentClassNCEEmbedder(n_negatives=4, max_epochs=2, **FAST)
+    # The network's sparse path: the same scaling (none) and start (random) for both.
+    same = dict(n_negatives=4, max_epochs=2, scaling="none", init="random", **FAST)
+    dense = LatentClassNCEEmbedder(**same).fit(X, planted.y)
+    sparse = LatentClassNCEEmbedder(**same)
     sparse.fit(sp.csr_matrix(X), planted.y)
     np.testing.assert_allclose(
         sparse.transform(sp.csr_matrix(X)), dense.transform(X), rtol=1e-4, atol=1e-5
