@@ -67,6 +67,13 @@ def main() -> None:
     parser.add_argument("--betas", type=float, nargs="+", default=[0.025, 0.05, 0.1])
     parser.add_argument("--train", type=int, nargs="+", default=[8000, 16000])
     parser.add_argument("--test", type=int, default=1000)
+    parser.add_argument(
+        "--pool",
+        type=int,
+        default=None,
+        help="draw the corpus as for this many training documents (to repeat cells of a "
+        "run with a larger --train on the same documents)",
+    )
     parser.add_argument("--lda-seeds", type=int, nargs="+", default=[0, 1])
     parser.add_argument("--lda-iter", type=int, default=10)
     parser.add_argument("--hidden", type=int, nargs="+", default=[256, 256])
@@ -81,7 +88,7 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     rows = []
     for beta in args.betas:
-        n_max = max(args.train)
+        n_max = max(args.pool or 0, *args.train)
         corpus = make_topic_corpus(
             n_max + args.test,
             n_topics=args.topics,
