@@ -183,6 +183,7 @@ def test_targets_of_any_finite_scale_are_standardised_without_overflow(linear_fi
     np.testing.assert_allclose(
         huge.score_samples(X, y * 1e200), reg.score_samples(X, y) - np.log(1e200), rtol=1e-4
     )
+    assert huge.score(X, y * 1e200) == pytest.approx(reg.score(X, y), abs=1e-4)
 
 
 def test_a_target_spread_beyond_float64_is_a_clear_error():
@@ -198,8 +199,9 @@ def test_non_finite_targets_are_rejected_naming_the_fix(linear_fit, bad):
     y_bad[5] = bad
     with pytest.raises(ValueError, match="NaN or infinity.*Drop those examples"):
         ConditionalNCERegressor(max_epochs=1).fit(X, y_bad)
-    with pytest.raises(ValueError, match="NaN or infinity.*Drop those examples"):
-        reg.score_samples(X, y_bad)
+    for method in (reg.score_samples, reg.score):
+        with pytest.raises(ValueError, match="NaN or infinity.*Drop those examples"):
+            method(X, y_bad)
 
 
 def test_far_targets_get_a_correspondingly_low_log_density(linear_fit):
