@@ -26,9 +26,11 @@ its weight; for CBOW every context word receives the whole gradient of the mean
 ``tests/words/test_words_kernel.py`` checks both against autograd.
 
 Speed: the sigmoid and log-sigmoid of a score come from tables with linear
-interpolation on ``[-8, 8]`` (2,048 steps; error below 1e-6) and exact formulas
-beyond, instead of two calls to libm per target. Unlike gensim's table, which
-skips the update of any score beyond ±6, no update is dropped.
+interpolation on ``[-8, 8]`` (2,048 steps; error below 1e-6), both read at one
+table position, and exact formulas beyond, instead of two calls to libm per
+target; each output row is read once for both the input gradient and its own
+update. Unlike gensim's table, which skips the update of any score beyond ±6, no
+update is dropped.
 
 Several threads may run a kernel on different slices of one batch at once: the
 kernels hold no GIL (``nogil=True``) and the threads race on shared rows without
@@ -109,23 +111,42 @@ def _log_sigmoid(a: float) -> float:
     return _LOG_SIGMOID[i] + (x - i) * (_LOG_SIGMOID[i + 1] - _LOG_SIGMOID[i])
 
 
+@njit(nogil=True, cache=True, fastmath=True, inline="always")
+def _sigmoid_and_log(a: float) -> tuple[float, float]:
+    """``sigmoid(a)`` and ``log sigmoid(a)`` from one position in the tables.
+
+    Inlined into the kernels' loop: as a call returning a pair it is slower than
+    the two table lookups.
+    """
+    if -_RANGE < a < _RANGE:
+        x = (a + _RANGE) * _SCALE
+        i = int(x)
+        f = x - i
+        return (
+            _SIGMOID[i] + f * (_SIGMOID[i + 1] - _SIGMOID[i]),
+            _LOG_SIGMOID[i] + f * (_LOG_SIGMOID[i + 1] - _LOG_SIGMOID[i]),
+        )
+    return _sigmoid(a), _log_sigmoid(a)
+
+
 @njit(nogil=True, cache=True, fastmath=True)
 def _train_example(h, grad, w_out, positive, negatives, neg_weights, i, log_kpn, lr, scratch, gs):
     """One example's SGD step on the output rows; ``grad`` receives the input gradient.
 
     ``h`` is the example's input vector (a row of ``w_in``, or the mean of several);
     ``scratch`` (int64) and ``gs`` (float32) hold ``K + 1`` entries. All scores are
-    computed before any output row moves, so the step is exactly ``-lr`` times the
-    gradient of the example's loss, a repeated negative included. (word2vec updates
-    each row before scoring the next: the same unless a row repeats.) Scoring the
-    ``K + 1`` targets first also lets their dot products run side by side (faster
-    than scoring and updating one target at a time). Returns the example's
-    loss before the update.
+    computed before any output row moves, and a row that occurs several times (a
+    repeated negative) is moved once by the sum of its coefficients, so the step is
+    exactly ``-lr`` times the gradient of the example's loss. (word2vec updates each
+    row before scoring the next: the same unless a row repeats.) Scoring the
+    ``K + 1`` targets first also lets their dot products run side by side; each row
+    is then read once for both the input gradient and its own update. Returns the
+    example's loss before the update.
     """
     dim = h.shape[0]
     weighted = neg_weights.shape[0] > 0
     loss = 0.0
-    n_targets = 0
+    n_rows = 0
     for j in range(negatives.shape[1] + 1):
         if j == 0:
             target = positive
@@ -140,27 +161,32 @@ def _train_example(h, grad, w_out, positive, negatives, neg_weights, i, log_kpn,
         for k in range(dim):
             score += h[k] * v[k]
         a = score - log_kpn[target]
+        sig, log_sig = _sigmoid_and_log(a)
         if j == 0:
             # -log sigma(a) for the true target
-            loss -= _log_sigmoid(a)
-            gs[n_targets] = (1.0 - _sigmoid(a)) * lr
+            loss -= log_sig
+            g = (1.0 - sig) * lr
         else:
-            # -log(1 - sigma(a)) = -log sigma(-a) for a negative
-            loss -= weight * _log_sigmoid(-a)
-            gs[n_targets] = -_sigmoid(a) * lr * weight
-        scratch[n_targets] = target
-        n_targets += 1
-    grad[:] = 0.0
-    # the input gradient from every row before any row moves (a row may repeat)
-    for t in range(n_targets):
+            # -log(1 - sigma(a)) = -log sigma(-a) = a - log sigma(a) for a negative
+            loss += weight * (a - log_sig)
+            g = -sig * lr * weight
+        row = n_rows
+        for t in range(n_rows):
+            if scratch[t] == target:
+                row = t
+        if row == n_rows:
+            scratch[row] = target
+            gs[row] = 0.0
+            n_rows += 1
+        gs[row] += g
+    for k in range(dim):
+        grad[k] = 0.0
+    # one pass per distinct row: its input-gradient term read before it moves
+    for t in range(n_rows):
         v = w_out[scratch[t]]
         g = gs[t]
         for k in range(dim):
             grad[k] += g * v[k]
-    for t in range(n_targets):
-        v = w_out[scratch[t]]
-        g = gs[t]
-        for k in range(dim):
             v[k] += g * h[k]
     return loss
 

@@ -220,3 +220,58 @@ def test_alias_draws_follow_the_noise_and_repeat_with_the_seed():
     uniforms = sample_uniform(100000, 5)
     assert uniforms.min() >= 0 and uniforms.max() < 1
     assert abs(uniforms.mean() - 0.5) < 0.005 and abs(uniforms.var() - 1 / 12) < 0.002
+
+
+def _word2vec_c(w_in, w_out, bags, targets, lr):
+    """word2vec.c's negative-sampling update, example by example, in float64.
+
+    Example ``i`` has the input rows ``bags[i]`` (one row: skip-gram; several: CBOW,
+    ``cbow_mean=1``) and the targets ``targets[i]`` (the true one first, label 1;
+    the negatives, label 0, skipped when equal to the true one). For each target in
+    turn: ``g = (label - sigmoid(h . v)) * lr``, ``work += g v``, ``v += g h``; then
+    every input row of the example (once per occurrence) moves by the whole ``work``.
+    """
+    w_in, w_out = w_in.astype(np.float64), w_out.astype(np.float64)
+    for bag, example in zip(bags, targets):
+        h = w_in[bag].mean(axis=0)
+        work = np.zeros_like(h)
+        for d, target in enumerate(example):
+            if d and target == example[0]:
+                continue
+            g = ((d == 0) - 1 / (1 + np.exp(-h @ w_out[target]))) * lr
+            work += g * w_out[target]
+            w_out[target] += g * h
+        for row in bag:
+            w_in[row] += work
+    return w_in, w_out
+
+
+@pytest.mark.parametrize("architecture", ["skipgram", "cbow"])
+def test_kernels_apply_word2vec_c_rule_example_by_example(architecture):
+    """Examples sharing rows, run in sequence, as word2vec.c and gensim train them."""
+    rng = np.random.default_rng(11)
+    w_in = rng.normal(scale=0.5, size=(N_WORDS, DIM)).astype(np.float32)
+    w_out = rng.normal(scale=0.5, size=(N_WORDS, DIM)).astype(np.float32)
+    n = 30
+    # each example's targets are distinct (word2vec scores a repeated one after moving
+    # it; the kernel sums its terms), but rows repeat across examples and bags
+    targets = np.stack([rng.choice(N_WORDS, K + 1, replace=False) for _ in range(n)])
+    targets[3, 2] = targets[3, 0]  # an accidental hit, skipped by both
+    lr = 0.05
+    new_in, new_out = w_in.copy(), w_out.copy()
+    ones = np.ones((0, K), dtype=np.float32)
+    zeros = np.zeros(N_WORDS, dtype=np.float32)
+    if architecture == "skipgram":
+        centres = rng.integers(0, N_WORDS, n)
+        bags = [[c] for c in centres]
+        sgd_pairs(new_in, new_out, centres, targets[:, 0], targets[:, 1:], ones, zeros, lr, lr)
+    else:
+        bags = [list(rng.integers(0, N_WORDS, rng.integers(1, 6))) for _ in range(n)]
+        bags[0] = [5, 5, 9]  # a word twice in a window moves twice
+        ptr = np.cumsum([0] + [len(b) for b in bags])
+        words = np.concatenate(bags).astype(np.int64)
+        sgd_cbow(new_in, new_out, ptr, words, targets[:, 0], targets[:, 1:], ones, zeros, lr, lr)
+    ref_in, ref_out = _word2vec_c(w_in, w_out, bags, targets, lr)
+    np.testing.assert_allclose(new_in, ref_in, atol=2e-5)
+    np.testing.assert_allclose(new_out, ref_out, atol=2e-5)
+    assert np.abs(ref_in - w_in).max() > 0.01  # the examples moved the rows
