@@ -132,7 +132,8 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
 
     **Input scaling is done inside**: the features are standardised with a
     :class:`~sklearn.preprocessing.StandardScaler` fitted in ``fit`` (sparse input is
-    scaled without centring, and stays sparse), and the target is standardised
+    scaled without centring, and stays sparse; a model fitted on dense inputs densifies
+    sparse ones), and the target is standardised
     (``y_mean_``, ``y_scale_``), so ``X`` and ``y`` can be passed in their own units;
     there is no need for a scaler in a pipeline. An ``encoder`` receives the
     standardised features.
@@ -377,7 +378,7 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
         y = np.asarray(y, dtype=np.float64)
         seeds = None
         if continues:
-            X = self.input_scaler_.transform(X)
+            X = self._standardised(X)
         else:
             seeds = self._new_seeds()
             X = self._prepare(X, y, seeds)
@@ -419,7 +420,7 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
         Returns the standardised inputs.
         """
         self.input_scaler_ = StandardScaler(with_mean=not sp.issparse(X)).fit(X)
-        X = self.input_scaler_.transform(X)
+        X = self._standardised(X)
         self.y_mean_, self.y_scale_ = _target_scale(y)
         y_std = self._standardise(y)
         self.base_ = None
@@ -551,9 +552,18 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
         X = validate_data(
             self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False
         )
-        X = self.input_scaler_.transform(X)
+        X = self._standardised(X)
         loc, scale = self._frame(X)
         return as_csr_or_dense(X), loc, scale
+
+    def _standardised(self, X):
+        """``X`` standardised as the training inputs were.
+
+        A model fitted on dense inputs centres them, so it densifies sparse ones.
+        """
+        if sp.issparse(X) and self.input_scaler_.with_mean:
+            X = X.toarray()
+        return self.input_scaler_.transform(X)
 
     def _energy(self) -> TargetEnergy:
         """The scorer, unwrapped from data-parallel training while a fit runs."""

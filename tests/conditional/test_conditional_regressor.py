@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from scipy.stats import norm
 from scipy.stats import t as student_t
 from sklearn.linear_model import RidgeCV
@@ -161,6 +162,14 @@ def test_inputs_are_standardised_inside():
     raw = ConditionalNCERegressor(**params).fit(X, y)
     unit = ConditionalNCERegressor(**params).fit((X - X.mean(0)) / X.std(0), y)
     np.testing.assert_allclose(raw.predict(X), unit.predict((X - X.mean(0)) / X.std(0)), rtol=1e-4)
+
+
+def test_sparse_and_dense_inputs_are_interchangeable_after_a_fit(linear_fit):
+    """A fit on dense inputs centres them: sparse ones are densified, not refused."""
+    X, y, params, reg = linear_fit
+    np.testing.assert_allclose(reg.predict(sp.csr_matrix(X)), reg.predict(X))
+    sparse_fit = ConditionalNCERegressor(**params).fit(sp.csr_matrix(X), y)
+    np.testing.assert_allclose(sparse_fit.predict(X), sparse_fit.predict(sp.csr_matrix(X)))
 
 
 # --- issue 15: targets far out, huge or missing -------------------------------------
