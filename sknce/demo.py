@@ -320,7 +320,19 @@ def _print_table(rows, labels_per_class, n_repeats: int, n_classes: int, corpus:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Command-line entry point of ``python -m sknce.demo``."""
+    """Command-line entry point of ``python -m sknce.demo``.
+
+    Parameters
+    ----------
+    argv : list of str or None, default=None
+        The command-line arguments (``--quick``, ``--corpus``, ``--repeats``,
+        ``--seed``); None reads ``sys.argv``.
+
+    Returns
+    -------
+    int
+        The exit status, 0 on success.
+    """
     parser = argparse.ArgumentParser(
         prog="python -m sknce.demo", description=__doc__.split("\n")[0]
     )

@@ -145,6 +145,10 @@ def supervised_loss(
     class_probs : array-like of shape (C,)
         The class prior :math:`\rho` (non-negative, summing to 1).
     loss : {"logistic", "hinge"}, default="logistic"
+        The loss :math:`\ell^\beta` of Definition 2.1 applied to the margins
+        :math:`m_{c'} = u_c^\top (w_c - w_{c'})`: the logistic loss
+        :math:`\log(1 + \sum_{c'} e^{-\beta m_{c'}})` or the hinge loss
+        :math:`\max(0, 1 - \beta \min_{c'} m_{c'})`.
     beta : float, default=1.0
         Inverse temperature :math:`\beta`.
     return_weights : bool, default=False
