@@ -809,7 +809,8 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         ndarray of shape (n_samples, n_classes)
             Rows sum to one; columns in the order of ``classes_``.
         """
-        return np.exp(self.predict_log_proba(X))
+        out = self.predict_log_proba(X)
+        return np.exp(out, out=out)  # in place: one n × |Y| array, not two
 
     def predict_topk(self, X, k: int) -> tuple[np.ndarray, np.ndarray]:
         """The ``k`` most probable classes of each input and their log-probabilities.
