@@ -141,3 +141,32 @@ def test_an_encoder_that_cannot_work_is_a_clear_error(blobs, encoder, message):
     X, y = blobs
     with pytest.raises((ValueError, TypeError), match=message):
         LatentClassNCEEmbedder(encoder=encoder, max_epochs=1).fit(X, y)
+
+
+def _output_of(estimator, X):
+    if hasattr(estimator, "transform"):
+        return estimator.transform(X)
+    return estimator.predict(X)
+
+
+@pytest.mark.filterwarnings(
+    "ignore:The validation loss never fell:sklearn.exceptions.ConvergenceWarning"
+)
+@pytest.mark.parametrize("encoder", [TwoLayer, TwoLayer(5)], ids=["class", "instance"])
+@pytest.mark.parametrize(
+    "make", [DirectNCEEmbedder, LatentClassNCEEmbedder, ConditionalNCERegressor]
+)
+def test_a_user_encoder_survives_clone_and_pickle_on_every_array_estimator(make, encoder, blobs):
+    X, y = blobs
+    if make is DirectNCEEmbedder:
+        X = np.random.default_rng(1).poisson(2.0, size=(300, 5)).astype(float)
+    estimator = make(encoder=encoder, max_epochs=3, random_state=0)
+    fitted = estimator.fit(X) if make is DirectNCEEmbedder else estimator.fit(X, y)
+    twin = clone(fitted)
+    assert not hasattr(twin, "net_")
+    if isinstance(encoder, nn.Module):
+        assert twin.encoder is not encoder
+    refit = twin.fit(X) if make is DirectNCEEmbedder else twin.fit(X, y)
+    np.testing.assert_allclose(_output_of(refit, X), _output_of(fitted, X), rtol=1e-5, atol=1e-6)
+    again = pickle.loads(pickle.dumps(fitted))
+    np.testing.assert_allclose(_output_of(again, X), _output_of(fitted, X), rtol=1e-6, atol=1e-7)

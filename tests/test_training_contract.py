@@ -76,6 +76,17 @@ def test_a_user_callback_is_called_once_per_epoch(name):
 
 
 @pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_user_callbacks_come_after_sknces_own(name):
+    """sknce's callbacks (early stopping, the word vectors) have run when a user's runs."""
+    extra = {} if name == "ACEWord2Vec" else {"early_stopping": True}
+    estimator = _fit(_make(name, callbacks=[_EpochCounter()], max_epochs=2, **extra), name)
+    names = [callback_name for callback_name, _ in estimator.net_.callbacks_]
+    own = "vectors" if name == "ACEWord2Vec" else "early_stopping"
+    assert names.index(own) < names.index("_EpochCounter") < names.index("print_log")
+    assert names[-2:] == ["_EpochCounter", "print_log"]
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
 def test_lr_scheduler_changes_the_learning_rate(name):
     scheduler = LRScheduler(policy="StepLR", step_size=1, gamma=0.5)
     estimator = _fit(_make(name, max_epochs=3, callbacks=[scheduler]), name)
