@@ -16,14 +16,8 @@ Every estimator runs at its defaults (``random_state=0`` where it has one; ``n_j
 for ``ACEWord2Vec``, whose default uses every core): no per-method tuning, no stop
 words, no feature scaling that a user would have to add.
 
-``--part groups`` measures latent-class embedders on grouped sentences (``lee_sentences``:
-sentences of news articles, group = article; the latent classes of Awasthi et al. are the
-articles). Each draw puts half of every article's sentences (rounded up) in a training
-set; ``LatentClassNCEEmbedder()`` is fitted on the training sentences with their articles,
-the unsupervised representations once on all sentences without groups. Scores on the
-other sentences: the rate at which a sentence's nearest training sentence (cosine) is from
-its own article, and the accuracy of ``LogisticRegression()`` trained on the training
-sentences' features to predict the article.
+Grouped sentences (``lee_sentences``) for the latent-class embedder are measured by
+``bench_real_latent.py``.
 
 ``--baseline DIR`` adds the rows "DirectNCE, previous defaults" and "LandmarkNCE,
 previous defaults": the two embedders at the defaults of the sknce source tree in ``DIR``
@@ -35,8 +29,6 @@ Run::
     flock /tmp/sknce-bench.lock nice -n 10 .venv/bin/python benchmarks/bench_real_documents.py
     flock /tmp/sknce-bench.lock nice -n 10 .venv/bin/python benchmarks/bench_real_documents.py \
         --baseline /tmp/pre-engine
-    flock /tmp/sknce-bench.lock nice -n 10 .venv/bin/python benchmarks/bench_real_documents.py \
-        --part groups
 """
 
 from __future__ import annotations
@@ -55,16 +47,15 @@ import _common
 import numpy as np
 import torch
 from _common import Timer, report
-from _real_data import DOCUMENT_TASKS, GROUP_TASKS, Task, load_task
+from _real_data import DOCUMENT_TASKS, Task, load_task
 from scipy import stats
 from sklearn.decomposition import LatentDirichletAllocation, TruncatedSVD
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import normalize
 
-from sknce import ACEWord2Vec, DirectNCEEmbedder, LandmarkNCEEmbedder, LatentClassNCEEmbedder
+from sknce import ACEWord2Vec, DirectNCEEmbedder, LandmarkNCEEmbedder
 
 #: name -> factory of an unfitted transformer of raw texts
 DOCUMENT_METHODS: dict[str, Callable[[], object]] = {
@@ -81,22 +72,6 @@ DOCUMENT_METHODS: dict[str, Callable[[], object]] = {
     "ACEWord2Vec (mean)": lambda: ACEWord2Vec(n_jobs=1, random_state=0),
     "DirectNCE": lambda: make_pipeline(CountVectorizer(), DirectNCEEmbedder(random_state=0)),
     "LandmarkNCE": lambda: make_pipeline(CountVectorizer(), LandmarkNCEEmbedder(random_state=0)),
-}
-
-#: name -> (factory, supervised): representations of grouped sentences
-GROUP_METHODS: dict[str, tuple[Callable[[], object], bool]] = {
-    "counts": (lambda: CountVectorizer(), False),
-    "tf-idf": (lambda: make_pipeline(CountVectorizer(), TfidfTransformer()), False),
-    "tf-idf+SVD-100": (
-        lambda: make_pipeline(
-            CountVectorizer(), TfidfTransformer(), TruncatedSVD(100, random_state=0)
-        ),
-        False,
-    ),
-    "LatentClassNCE": (
-        lambda: make_pipeline(CountVectorizer(), LatentClassNCEEmbedder(random_state=0)),
-        True,
-    ),
 }
 
 
@@ -155,54 +130,6 @@ def evaluate_representation(
     return row
 
 
-def group_split(groups: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Boolean mask of training rows: half of each group's rows (rounded up), at random."""
-    train = np.zeros(len(groups), dtype=bool)
-    for g in np.unique(groups):
-        rows = rng.permutation(np.flatnonzero(groups == g))
-        train[rows[: (len(rows) + 1) // 2]] = True
-    return train
-
-
-def nearest_neighbour_rate(Z_test, g_test, Z_train, g_train) -> float:
-    """Share of test rows whose nearest training row (cosine) is from the same group."""
-    sim = normalize(Z_test) @ normalize(Z_train).T
-    sim = sim.toarray() if hasattr(sim, "toarray") else np.asarray(sim)
-    return float(np.mean(g_train[np.argmax(sim, axis=1)] == g_test))
-
-
-def evaluate_groups(task: Task, name: str, factory, supervised: bool, n_draws: int) -> dict:
-    """Nearest-neighbour rate and linear probe on held-out rows of the same groups."""
-    rng = np.random.default_rng(0)
-    nn_scores, probe, seconds = [], [], []
-    Z_all = None
-    texts = np.asarray(task.texts, dtype=object)
-    for _ in range(n_draws):
-        train = group_split(task.y, rng)
-        if supervised:  # fitted on the training rows and their groups
-            rep = factory()
-            with Timer() as t:
-                rep.fit(list(texts[train]), task.y[train])
-            seconds.append(t.seconds)
-            Z = rep.transform(task.texts)
-        else:  # fitted once, without groups, on every row
-            if Z_all is None:
-                rep = factory()
-                with Timer() as t:
-                    Z_all = rep.fit_transform(task.texts)
-                seconds.append(t.seconds)
-            Z = Z_all
-        y_train, y_test = task.y[train], task.y[~train]
-        nn_scores.append(nearest_neighbour_rate(Z[~train], y_test, Z[train], y_train))
-        probe.append(probe_scores(Z, task.y, [(np.flatnonzero(train), np.flatnonzero(~train))])[0])
-    row = {"task": task.name, "method": name, "fit s": round(float(np.mean(seconds)), 1)}
-    for key, scores in (("same-group NN", nn_scores), ("linear probe", probe)):
-        mean, half = interval(scores)
-        row[key] = f"{mean:.3f} ± {half:.3f}"
-        row[f"_{key}"] = [mean, half]
-    return row
-
-
 def previous_defaults(source: str, args: argparse.Namespace) -> list[dict]:
     """Rows of the embedders at the defaults of the sknce tree in ``source`` (a subprocess)."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -221,9 +148,8 @@ def previous_defaults(source: str, args: argparse.Namespace) -> list[dict]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=["documents", "groups"], default="documents")
-    parser.add_argument("--tasks", nargs="+", default=None, help="default: all of the part")
-    parser.add_argument("--methods", nargs="+", default=None, help="default: all of the part")
+    parser.add_argument("--tasks", nargs="+", default=None, help="default: all")
+    parser.add_argument("--methods", nargs="+", default=None, help="default: all")
     parser.add_argument("--budgets", nargs="+", type=int, default=[10, 3])
     parser.add_argument("--draws", type=int, default=10)
     parser.add_argument("--threads", type=int, default=1)
@@ -234,34 +160,26 @@ def main() -> None:
     if args.results:
         _common.RESULTS = Path(args.results)
     torch.set_num_threads(args.threads)
-    documents = args.part == "documents"
-    tasks = args.tasks or list(DOCUMENT_TASKS if documents else GROUP_TASKS)
-    methods = DOCUMENT_METHODS if documents else GROUP_METHODS
-    names = args.methods or list(methods)
+    tasks = args.tasks or list(DOCUMENT_TASKS)
+    names = args.methods or list(DOCUMENT_METHODS)
     rows = []
     for task_name in tasks:
         task = load_task(task_name)
         print(task.summary(), flush=True)
         for name in names:
-            if documents:
-                row = evaluate_representation(task, name, methods[name], args.budgets, args.draws)
-            else:
-                row = evaluate_groups(task, name, *methods[name], args.draws)
+            row = evaluate_representation(
+                task, name, DOCUMENT_METHODS[name], args.budgets, args.draws
+            )
             print({k: v for k, v in row.items() if not k.startswith("_")}, flush=True)
             rows.append(row)
-    if args.baseline and documents:
+    if args.baseline:
         rows += previous_defaults(args.baseline, args)
     summaries = [load_task(t).summary() for t in tasks]
     report(
-        args.name or f"real_documents{'' if documents else '_groups'}",
+        args.name or "real_documents",
         [{k: v for k, v in row.items() if not k.startswith("_")} for row in rows],
-        title=(
-            "Real-data document tasks: CountVectorizer -> representation (defaults) -> "
-            "LogisticRegression(); accuracy, mean ± 95% t-interval over label draws"
-            if documents
-            else "Grouped sentences, held-out half of each group: same-group nearest training "
-            "neighbour (cosine) and LogisticRegression() probe, mean ± 95% t-interval over draws"
-        ),
+        title="Real-data document tasks: CountVectorizer -> representation (defaults) -> "
+        "LogisticRegression(); accuracy, mean ± 95% t-interval over label draws",
         params={
             **vars(args),
             "tasks": summaries,
