@@ -35,20 +35,31 @@ sentences: ``same-group NN``, the rate at which a sentence's nearest training se
 ``LogisticRegression()`` trained on the training sentences to predict the article;
 mean and 95% t-interval over the draws.
 
+**Targets** (issue 13): the embedder at its defaults above ``raw`` and ``PCA`` on the sklearn
+tasks, and above ``counts``, ``tf-idf`` and ``tf-idf+SVD-100`` on text, in each score.
+``margin`` is the defaults' score minus the baseline's, with the 95% t-interval of the
+paired differences (every method sees the same folds and draws) and the share of folds or
+draws where the defaults score higher (a tie is not ahead).
+
 Run (one command; contended timings are labelled so in the README)::
 
     flock /tmp/sknce-bench.lock nice -n 5 .venv/bin/python benchmarks/bench_real_latent.py
+
+``--from-saved`` rebuilds the tables and the targets from the saved per-fold and per-draw
+rows (``results/real_latent{_tag}_folds.json``, ``results/real_latent_lee_sentences{_tag}.json``)
+without refitting.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import warnings
 
 import numpy as np
 import torch
-from _common import Timer, report
-from _real_conditional_data import latent_task, summarise
+from _common import RESULTS, Timer, report
+from _real_conditional_data import latent_task, mean_ci, summarise
 from _real_data import load_task
 from sklearn.decomposition import PCA, TruncatedSVD
 from sklearn.exceptions import ConvergenceWarning
@@ -73,6 +84,11 @@ PAPER = dict(
     max_epochs=100,
     early_stopping=False,
 )
+
+#: The method the targets are about, and the baselines it must beat (issue 13).
+DEFAULTS = "LatentClassNCE (defaults)"
+POINT_BASELINES = ("raw", "PCA")
+TEXT_BASELINES = ("counts", "tf-idf", "tf-idf+SVD-100")
 
 #: Keys of the tables.
 POINT_KEYS = ("probe acc", "5-NN acc", "dims", "fit s", "epochs")
@@ -219,6 +235,42 @@ def evaluate_text(task, method: str, factory, supervised: bool, draws: int, seed
     return rows
 
 
+def targets(rows: list[dict], baselines, metrics, unit: str) -> list[dict]:
+    """Paired margins of the defaults over each baseline, per task and metric.
+
+    ``rows`` are per-fold (``unit="fold"``) or per-draw (``unit="draw"``) rows; a
+    difference is taken between the defaults and a baseline on the same fold or draw.
+    """
+    out = []
+    for task in dict.fromkeys(r["task"] for r in rows):
+        score = {(r["method"], r[unit]): r for r in rows if r["task"] == task}
+        units = [u for m, u in score if m == DEFAULTS]
+        for metric in metrics:
+            for base in baselines:
+                if not units or any((base, u) not in score for u in units):
+                    continue
+                diff = [score[DEFAULTS, u][metric] - score[base, u][metric] for u in units]
+                margin, half = mean_ci(diff)
+                out.append(
+                    {
+                        "task": task,
+                        "score": metric,
+                        "baseline": base,
+                        "defaults": mean_ci([score[DEFAULTS, u][metric] for u in units])[0],
+                        "baseline's": mean_ci([score[base, u][metric] for u in units])[0],
+                        "margin": margin,
+                        "margin ±": half,
+                        "share ahead": float(np.mean(np.array(diff) > 0)),
+                        "above": "yes" if margin > 0 else "no",
+                    }
+                )
+    return out
+
+
+def _saved(name: str) -> dict:
+    return json.loads((RESULTS / f"{name}.json").read_text())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", nargs="+", default=SKLEARN_TASKS + TEXT_TASKS)
@@ -227,6 +279,7 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=10, help="splits of the text task")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--tag", default="", help="suffix of the results file names")
+    parser.add_argument("--from-saved", action="store_true", help="no refitting: saved rows")
     args = parser.parse_args()
     torch.set_num_threads(1)
     suffix = f"_{args.tag}" if args.tag else ""
@@ -239,9 +292,17 @@ def main() -> None:
     def chosen(methods: dict) -> dict:
         return {m: f for m, f in methods.items() if not args.methods or m in args.methods}
 
+    target_rows = []
     if point_tasks:
-        rows = run(point_tasks, chosen(representations()), repeats=args.repeats, seed=args.seed)
-        report(f"real_latent{suffix}_folds", rows, title="Per fold", params=vars(args))
+        if args.from_saved:
+            rows = _saved(f"real_latent{suffix}_folds")["rows"]
+            rows = [r for r in rows if r["task"] in point_tasks]
+        else:
+            rows = run(
+                point_tasks, chosen(representations()), repeats=args.repeats, seed=args.seed
+            )
+            report(f"real_latent{suffix}_folds", rows, title="Per fold", params=vars(args))
+        target_rows += targets(rows, POINT_BASELINES, ("probe acc", "5-NN acc"), "fold")
         report(
             f"real_latent{suffix}",
             summarise(rows, POINT_KEYS),
@@ -252,15 +313,27 @@ def main() -> None:
     for name in text_tasks:
         task = load_task(name)
         rows = []
-        for method, (factory, supervised) in chosen(text_representations()).items():
-            rows += evaluate_text(task, method, factory, supervised, args.draws, args.seed)
-            print(summarise(rows[-args.draws :], TEXT_KEYS)[0], flush=True)
+        if args.from_saved:
+            rows = _saved(f"real_latent_{name}{suffix}")["params"]["draws"]
+        else:
+            for method, (factory, supervised) in chosen(text_representations()).items():
+                rows += evaluate_text(task, method, factory, supervised, args.draws, args.seed)
+                print(summarise(rows[-args.draws :], TEXT_KEYS)[0], flush=True)
+        target_rows += targets(rows, TEXT_BASELINES, ("same-group NN", "linear probe"), "draw")
         report(
             f"real_latent_{name}{suffix}",
             summarise(rows, TEXT_KEYS),
             title="Grouped sentences, held-out half of each group: same-group nearest training "
             "neighbour (cosine) and LogisticRegression() probe, mean and 95% interval over draws",
             params={**vars(args), "task": task.summary(), "draws": rows},
+        )
+    if target_rows:
+        report(
+            f"real_latent{suffix}_targets",
+            target_rows,
+            title="Issue 13 targets: LatentClassNCE at its defaults minus each baseline, paired "
+            "over folds or draws (margin > 0: above)",
+            params=vars(args),
         )
 
 
