@@ -22,12 +22,14 @@ rate and number of epochs and no early stopping, by
   by one matrix product, at the default ``sparse_embeddings="auto"``.
 
 Each (|Y|, method) runs in a fresh subprocess, so its peak RSS is its own. Reported:
-seconds per epoch (wall time of ``fit`` over its epochs, after an untimed warm-up fit),
-the mean test log-likelihood (exact, normalised over all |Y| labels by a running
-logsumexp over chunks of 4096 labels: never an n × |Y| array), recall@10 (share of test
-examples whose label is among the 10 most probable, from ``predict_topk`` where the
-checkout has it), peak RSS and whether it fits in 24 GiB; the planted model's own test
-log-likelihood is the ceiling.
+seconds per epoch (wall time of ``fit`` over its epochs, after an untimed warm-up fit)
+and CPU seconds per epoch (the process's, the figure to read on a shared machine), the
+speed-up over the MLE row of the same |Y| (wall and CPU), the mean test log-likelihood
+(exact, normalised over all |Y| labels by a running logsumexp over chunks of 4096
+labels: never an n × |Y| array) and its ratio to MLE's (``NLL / MLE``), recall@10 (share
+of test examples whose label is among the 10 most probable, from ``predict_topk`` where
+the checkout has it), peak RSS and whether it fits in 24 GiB; the planted model's own
+test log-likelihood is the ceiling.
 
 With ``--baseline PATH[=LABEL]`` (repeatable) the rows run again from another checkout
 (``PYTHONPATH=PATH``), e.g. an export of the code before the training engine, and the
@@ -35,11 +37,18 @@ summary puts their seconds per epoch side by side (``/ baseline``: ratio of the 
 rows whose parameters the checkout lacks are skipped there. Runs alternate between the
 checkouts, so both share the machine's load.
 
-Run (the quiet-machine comparison with the pre-engine code, about an hour)::
+Run (the quiet-machine comparison with the pre-engine code; over two hours, of which
+the full softmax at 10^6 labels, about 1,000 s an epoch, takes 4,000 s)::
 
     flock /tmp/sknce-bench.lock .venv/bin/python benchmarks/bench_conditional_scale.py \\
         --classes 100000 1000000 --baseline /tmp/pre-engine=pre-engine
     .venv/bin/python benchmarks/bench_conditional_scale.py --classes 1000 10000 --epochs 1
+
+The full softmax costs about 5 CPU seconds a step at 10^6 labels (about 1,000 s an epoch
+of the default 50,000 examples); a shorter run of that row::
+
+    .venv/bin/python benchmarks/bench_conditional_scale.py --classes 1000000 \\
+        --n-train 20000 --n-test 2000 --epochs 1 --name conditional_scale_1e6
 """
 
 from __future__ import annotations
@@ -206,12 +215,14 @@ def run_one(method: str, path: str, n_train: int, settings: dict):
         X_tr[:512], y_tr[:512] % 8
     )
     est = ConditionalNCEClassifier(**common, max_epochs=settings["epochs"], **params)
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     est.fit(X_tr, y_tr)
-    fit_s = time.perf_counter() - start
+    fit_s, cpu_s = time.perf_counter() - start, time.process_time() - cpu_start
     ll, recall = test_scores(est, X_te, y_te)
     return {
         "s/epoch": fit_s / est.n_iter_,
+        # CPU seconds of the process: what the fit costs, whatever else the machine runs
+        "CPU s/epoch": cpu_s / est.n_iter_,
         "sparse": bool(getattr(est, "sparse_embeddings_", est.sparse_embeddings)),
         "test LL": ll,
         "recall@10": recall,
@@ -249,14 +260,32 @@ def side_by_side(rows: list[dict], labels: list[str]) -> list[dict]:
         mine = by_key[classes, method, origin]
         if origin or "s/epoch" not in mine:
             continue
-        entry = {"classes": classes, "method": method, "s/epoch": mine["s/epoch"]}
-        for label in labels:
-            other = by_key.get((classes, method, label), {})
-            if "s/epoch" in other:
-                entry[f"{label} s/epoch"] = other["s/epoch"]
-                entry[f"/ {label}"] = mine["s/epoch"] / other["s/epoch"]
+        entry = {"classes": classes, "method": method}
+        for key in ("s/epoch", "CPU s/epoch"):
+            entry[key] = mine[key]
+            for label in labels:
+                other = by_key.get((classes, method, label), {})
+                if key in other:
+                    entry[f"{label} {key}"] = other[key]
+                    entry[f"/ {label} ({key})"] = mine[key] / other[key]
         table.append(entry)
     return table
+
+
+def versus_mle(rows: list[dict]) -> None:
+    """Add each row's speed-up over the MLE row of its |Y| and checkout, and its NLL ratio.
+
+    ``speed-up``: MLE seconds per epoch / the row's (wall and CPU); ``NLL / MLE``: the
+    row's mean test negative log-likelihood over MLE's (1 is MLE's, above is worse).
+    """
+    mle = {(r["classes"], r["origin"]): r for r in rows if r["method"] == "MLE"}
+    for row in rows:
+        ref = mle.get((row["classes"], row["origin"]), {})
+        if row["method"] == "MLE" or "s/epoch" not in row or "s/epoch" not in ref:
+            continue
+        row["speed-up"] = ref["s/epoch"] / row["s/epoch"]
+        row["CPU speed-up"] = ref["CPU s/epoch"] / row["CPU s/epoch"]
+        row["NLL / MLE"] = row["test LL"] / ref["test LL"]
 
 
 def main() -> None:
@@ -318,6 +347,7 @@ def main() -> None:
                 rows.append(row)
                 print(format_table([row]), flush=True)
     labels = [label for _, label in origins[1:]]
+    versus_mle(rows)
     report(
         args.name,
         rows,
