@@ -205,7 +205,11 @@ def targets(summary: list[dict], folds: list[dict]) -> list[dict]:
         best = max(found, key=lambda m: found[m]["log-lik"])
         ratio = nce["log-lik"] / found[best]["log-lik"]
         simple = [found[m] for m in ("majority", "unigram") if m in found]
-        fold_ll = {(r["method"], r["fold"]): r["log-lik"] for r in folds if r["task"] == task}
+        fold_ll = {
+            (r["method"], r["fold"]): r["log-lik"]
+            for r in folds
+            if r["task"] == task and "log-lik" in r  # not the skipped baselines
+        }
         paired = [ll - fold_ll[best, k] for (m, k), ll in fold_ll.items() if m == NCE]
         rows.append(
             {
