@@ -537,7 +537,7 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
 
         Returns
         -------
-        ndarray of shape (n_samples, n_components_)
+        ndarray of shape (n_samples, `n_components_`)
             Unit-norm rows, in the dtype of ``X`` (float64 or float32).
         """
         check_is_fitted(self)
