@@ -66,7 +66,9 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         predicting the context word (gensim's ``sg=1``). ``"cbow"``: each centre
         word is an example, predicted from the mean of its context words' vectors
         (gensim's ``sg=0, cbow_mean=1``; every context word receives the whole
-        gradient of the mean, as in word2vec).
+        gradient of the mean, as in word2vec). The word vectors start uniform in
+        ``[-1/d, 1/d)`` for CBOW (gensim 4's range), in ``[-0.5/d, 0.5/d]`` for
+        skip-gram (word2vec's).
     window : int, default=5
         Largest distance between a centre word and its context.
     shrink_windows : bool, default=True
@@ -491,6 +493,14 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
             weight[torch.as_tensor(ours)] = torch.as_tensor(pretrained.vectors[theirs])
         return len(rows)
 
+    def _init_width(self) -> float:
+        """Half-width, times the dimension, of the uniform start of the word vectors.
+
+        gensim 4's 1 (uniform in ``[-1/d, 1/d)``) for CBOW, whose input is the mean of
+        several vectors and so starts smaller than one; word2vec's 0.5 for skip-gram.
+        """
+        return 1.0 if self.architecture == "cbow" else 0.5
+
     def _expected_examples(self, vocab: Vocabulary) -> float:
         """An upper bound of the examples of one epoch (edges of documents have fewer)."""
         kept = float(np.sum(vocab.counts * vocab.keep_probs(self.sample)))
@@ -534,6 +544,8 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
                 adversarial=self.adversarial,
                 generator_centre=self.generator_centre,
             )
+            with torch.no_grad():  # SkipGram starts at word2vec's +-0.5/d
+                module.discriminator.input_embeddings.weight.mul_(2.0 * self._init_width())
             self.n_init_vectors_ = (
                 0 if self.init_vectors is None else self._initialise_from(module, vocab)
             )
@@ -751,29 +763,30 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
     def _grow_network(self, n_words: int, noise: UnigramNoise):
         """New rows for new words in every embedding; return the function that undoes it.
 
-        Input vectors of new words are drawn as at initialisation (uniform in
-        :math:`\\pm 0.5 / d`, from the fit's ``"prepare"`` stream), output vectors are
+        Input vectors of new words are drawn as at initialisation (uniform, see
+        :meth:`_init_width`; from the fit's ``"prepare"`` stream), output vectors are
         zero; the optimizers are rebuilt with their state padded by zeros.
         """
         net = self.net_
         module = net.module_
         dim = self.n_components
         generator = torch_generator(net.seeds.numpy("prepare", len(net.history)))
-        embeddings = [(module.discriminator.input_embeddings, True)]
-        embeddings.append((module.discriminator.output_embeddings, False))
+        # (embedding, half-width of its new rows' uniform start)
+        embeddings = [(module.discriminator.input_embeddings, self._init_width() / dim)]
+        embeddings.append((module.discriminator.output_embeddings, 0.0))
         if module.generator is not None:
             if hasattr(module.generator, "input_embeddings"):
-                embeddings.append((module.generator.input_embeddings, True))
-            embeddings.append((module.generator.output_embeddings, False))
+                embeddings.append((module.generator.input_embeddings, 0.5 / dim))
+            embeddings.append((module.generator.output_embeddings, 0.0))
         old_weights = [embedding.weight for embedding, _ in embeddings]
         old_optimizers = {name: getattr(net, name) for name in _OPTIMIZERS if hasattr(net, name)}
         old_noise = net.noise
         renamed = {}
-        for embedding, is_input in embeddings:
+        for embedding, width in embeddings:
             weight = embedding.weight
             extra = torch.zeros(n_words - weight.shape[0], dim)
-            if is_input:
-                extra.uniform_(-0.5 / dim, 0.5 / dim, generator=generator)
+            if width:
+                extra.uniform_(-width, width, generator=generator)
             grown = torch.cat([weight.detach(), extra.to(weight.device, weight.dtype)])
             embedding.weight = torch.nn.Parameter(grown, requires_grad=weight.requires_grad)
             embedding.num_embeddings = n_words

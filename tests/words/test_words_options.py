@@ -33,6 +33,22 @@ def test_cbow_learns_the_planted_groups(params):
     assert model.history_[-1]["train_loss"] < model.history_[0]["train_loss"]
 
 
+@pytest.mark.parametrize("architecture, width", [("cbow", 1.0), ("skipgram", 0.5)])
+def test_input_vectors_start_uniform_in_gensims_range_for_cbow(architecture, width):
+    # A word alone in its document is never a context word (nor a skip-gram centre with
+    # a pair): its input vector keeps its start. CBOW starts in gensim 4's [-1/d, 1/d),
+    # skip-gram in word2vec's [-0.5/d, 0.5/d], new words of a vocabulary update alike.
+    dim = 50
+    docs = _planted()[0]
+    model = ACEWord2Vec(architecture=architecture, max_epochs=1, **{**FAST, "n_components": dim})
+    model.fit(docs + [["lonely"]])
+    model.partial_fit(docs + [["newcomer"]], update_vocabulary=True)
+    for word in ("lonely", "newcomer"):
+        start = np.abs(model.wv_[word])
+        # 50 uniform draws reach above 3/4 of the half-width (all below: 0.75^50)
+        assert 0.75 * width / dim < start.max() <= width / dim
+
+
 def test_cbow_batches_count_centre_words_and_differ_from_skip_gram():
     docs, _ = _planted()
     cbow = ACEWord2Vec(architecture="cbow", max_epochs=1, **FAST).fit(docs)
