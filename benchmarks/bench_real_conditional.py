@@ -27,7 +27,7 @@ test positions scored. On the word tasks at most ``--max-test`` test rows are sc
 (a fixed random subset per fold).
 
 Run (2 CPU cores shared; about 3 hours with the word tasks at full size; the two
-commands below, which benchmarks/README.md reports, take about 15 and 35 minutes)::
+commands below, which benchmarks/README.md reports, take about 15 and 20 minutes)::
 
     OMP_NUM_THREADS=1 nice -n 5 .venv/bin/python benchmarks/bench_real_conditional.py \
         --tasks digits wiki-article --tag digits_article
