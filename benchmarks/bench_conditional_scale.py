@@ -38,13 +38,13 @@ rows whose parameters the checkout lacks are skipped there. Runs alternate betwe
 checkouts, so both share the machine's load.
 
 Run (the quiet-machine comparison with the pre-engine code; over two hours, of which
-the full softmax at 10^6 labels, about 1,000 s an epoch, takes 4,000 s)::
+the full softmax at 10^6 labels, about 750 CPU seconds an epoch, takes 3,000 s)::
 
     flock /tmp/sknce-bench.lock .venv/bin/python benchmarks/bench_conditional_scale.py \\
         --classes 100000 1000000 --baseline /tmp/pre-engine=pre-engine
     .venv/bin/python benchmarks/bench_conditional_scale.py --classes 1000 10000 --epochs 1
 
-The full softmax costs about 5 CPU seconds a step at 10^6 labels (about 1,000 s an epoch
+The full softmax costs about 4 CPU seconds a step at 10^6 labels (about 750 s an epoch
 of the default 50,000 examples); a shorter run of that row::
 
     .venv/bin/python benchmarks/bench_conditional_scale.py --classes 1000000 \\
