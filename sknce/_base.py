@@ -53,7 +53,14 @@ from sknce._engine import HoldOut, NCENet, resolve_device
 from sknce._random import Seeds, seeded_init
 from sknce.nn import DenseInput, output_dim
 
-__all__ = ["ENCODER_CONSTRAINT", "BaseNCE", "check_sortable_labels", "common_params"]
+__all__ = [
+    "ENCODER_CONSTRAINT",
+    "BaseNCE",
+    "auto_batch_size",
+    "auto_epochs",
+    "check_sortable_labels",
+    "common_params",
+]
 
 
 def check_sortable_labels(y, name: str = "y") -> np.ndarray:
@@ -504,6 +511,17 @@ class BaseNCE(BaseEstimator):
 ENCODER_CONSTRAINT = [None, HasMethods(["forward"]), type]
 
 _COMMON = tuple(inspect.signature(BaseNCE.__init__).parameters)[1:]
+
+
+def auto_batch_size(n_samples: int, divisor: int = 8) -> int:
+    """``batch_size="auto"``: ``clip(n_samples // divisor, 16, 256)``."""
+    return int(np.clip(n_samples // divisor, 16, 256))
+
+
+def auto_epochs(n_train: int, batch_size: int, target_steps: int, epoch_range) -> int:
+    """``max_epochs="auto"``: about ``target_steps`` gradient steps, within ``epoch_range``."""
+    steps = max(1, -(-n_train // batch_size))
+    return int(np.clip(round(target_steps / steps), *epoch_range))
 
 
 def common_params(values: dict) -> dict:

@@ -14,7 +14,13 @@ from sklearn.base import ClassifierMixin
 from sklearn.metrics import accuracy_score
 from sklearn.utils.multiclass import type_of_target
 
-from sknce._base import ENCODER_CONSTRAINT, BaseNCE, check_sortable_labels, common_params
+from sknce._base import (
+    ENCODER_CONSTRAINT,
+    BaseNCE,
+    auto_epochs,
+    check_sortable_labels,
+    common_params,
+)
 from sknce._callbacks import ChanceAwareEarlyStopping
 from sknce._compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
 from sknce._data import (
@@ -586,8 +592,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             held_out = getattr(dataset, "n_held_out", None)
             fraction = self.validation_fraction
             n -= held_out(fraction) if held_out else math.ceil(fraction * n)
-        steps = max(1, math.ceil(n / self._batch_size()))
-        return int(np.clip(round(_TARGET_STEPS / steps), *_EPOCH_RANGE))
+        return auto_epochs(n, self._batch_size(), _TARGET_STEPS, _EPOCH_RANGE)
 
     def _sampler(self, X, y_enc: np.ndarray, device: str) -> LabelSampler:
         return LabelSampler(

@@ -12,7 +12,7 @@ from sklearn.base import RegressorMixin
 from sklearn.metrics import r2_score
 from sklearn.preprocessing import StandardScaler
 
-from sknce._base import ENCODER_CONSTRAINT, BaseNCE, common_params
+from sknce._base import ENCODER_CONSTRAINT, BaseNCE, auto_batch_size, auto_epochs, common_params
 from sknce._compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
 from sknce._data import SampledDataset, as_csr_or_dense, rows_to_tensor
 from sknce.conditional._density import GridDensity
@@ -458,15 +458,14 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
         if continues:
             batch_size = self.net_.batch_size
         elif self.batch_size == "auto":
-            batch_size = int(np.clip(n_samples // _BATCH_DIVISOR, 16, 256))
+            batch_size = auto_batch_size(n_samples, _BATCH_DIVISOR)
         else:
             batch_size = self.batch_size
         max_epochs = self.max_epochs
         if max_epochs == "auto":
             validated = self.early_stopping and not partial
             n_train = n_samples - math.ceil(self.validation_fraction * n_samples) * validated
-            steps = max(1, math.ceil(n_train / batch_size))
-            max_epochs = int(np.clip(round(_TARGET_STEPS / steps), 5, 200))
+            max_epochs = auto_epochs(n_train, batch_size, _TARGET_STEPS, (5, 200))
         return batch_size, max_epochs
 
     def _early_stopping(self) -> LikelihoodStopping:

@@ -16,7 +16,7 @@ import numpy as np
 import torch
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
-from sknce._base import ENCODER_CONSTRAINT, BaseNCE, common_params
+from sknce._base import ENCODER_CONSTRAINT, BaseNCE, auto_batch_size, auto_epochs, common_params
 from sknce._callbacks import ChanceAwareEarlyStopping
 from sknce._compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
 from sknce._data import as_csr_or_dense, rows_to_tensor
@@ -420,14 +420,13 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         if continues:
             batch_size = self.net_.batch_size
         elif self.batch_size == "auto":
-            batch_size = int(np.clip(n_anchors // 8, 16, 256))
+            batch_size = auto_batch_size(n_anchors)
         else:
             batch_size = self.batch_size
         max_epochs = self.max_epochs
         if max_epochs == "auto":
             n_train = n_anchors - math.ceil(self.validation_fraction * n_anchors) * validated
-            steps = max(1, math.ceil(n_train / batch_size))
-            max_epochs = int(np.clip(round(_TARGET_STEPS / steps), 10, 200))
+            max_epochs = auto_epochs(n_train, batch_size, _TARGET_STEPS, (10, 200))
         return batch_size, max_epochs
 
     def _builtin_encoder(self, X, n_groups: int, seeds: Seeds):

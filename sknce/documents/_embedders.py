@@ -20,7 +20,7 @@ import scipy.sparse as sp
 import torch
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
-from sknce._base import ENCODER_CONSTRAINT, BaseNCE, common_params
+from sknce._base import ENCODER_CONSTRAINT, BaseNCE, auto_batch_size, auto_epochs, common_params
 from sknce._callbacks import ChanceAwareEarlyStopping
 from sknce._compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
 from sknce._data import (
@@ -226,13 +226,12 @@ class _BaseDocumentNCE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNC
         if continues:
             batch_size = self.net_.batch_size
         elif self.batch_size == "auto":
-            batch_size = int(np.clip(n_documents // 8, 16, 256))
+            batch_size = auto_batch_size(n_documents)
         else:
             batch_size = self.batch_size
         max_epochs = self.max_epochs
         if max_epochs == "auto":
-            steps = max(1, math.ceil(n_train / batch_size))
-            max_epochs = int(np.clip(round(_TARGET_STEPS / steps), 5, 200))
+            max_epochs = auto_epochs(n_train, batch_size, _TARGET_STEPS, (5, 200))
         return batch_size, max_epochs
 
     def _fit(self, X, partial: bool) -> None:
