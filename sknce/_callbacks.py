@@ -16,6 +16,7 @@ import numpy as np
 import torch
 from skorch.callbacks import Callback, EarlyStopping
 
+from sknce._engine import host_reads_are_free
 from sknce.exceptions import TrainingDivergedError
 
 __all__ = ["ChanceAwareEarlyStopping", "DivergenceGuard", "LinearDecay", "beats_chance"]
@@ -130,9 +131,11 @@ class DivergenceGuard(Callback):
     * a batch's loss is not finite;
     * a training batch's loss exceeds 1000 times the loss at the start of the fit
       (that of its first training batch, computed before any update), the
-      objective's ``chance`` loss, or 1, whichever is largest: checked at every
+      objective's ``chance`` loss, or 1, whichever is largest: checked for every
       batch, so a fit that explodes in its first epoch, or whose loss explodes and
-      then falls, is stopped too;
+      then falls, is stopped too. On the CPU each batch is checked when it ends; on
+      an accelerator the losses are read back every ``check_period`` batches and
+      at the end of each epoch, so that no step waits for the device;
     * at the end of an epoch or of the fit (an interrupted one included), a
       parameter is not finite, or its largest magnitude exceeds 10,000 times its
       largest magnitude at the start of the fit, or 10,000 for a parameter that
@@ -147,14 +150,18 @@ class DivergenceGuard(Callback):
         What the user can change, e.g. "Lower lr (now 0.1)."
     chance : float or None, default=None
         Loss of the best constant prediction, when the objective has one.
+    check_period : int, default=64
+        On an accelerator, batches whose losses are read back and checked together.
     """
 
-    def __init__(self, hint: str, chance: float | None = None) -> None:
+    def __init__(self, hint: str, chance: float | None = None, check_period: int = 64) -> None:
         self.hint = hint
         self.chance = chance
+        self.check_period = check_period
 
     def on_train_begin(self, net, **kwargs) -> None:
         self.start_loss_ = None
+        self.pending_: list[tuple[torch.Tensor, bool]] = []
         self.start_scale_ = {name: _magnitude(p) for name, p in net.get_all_learnable_params()}
 
     def _diverged(self, net, what: str):
@@ -165,7 +172,23 @@ class DivergenceGuard(Callback):
         )
 
     def on_batch_end(self, net, batch=None, training=False, loss=None, **kwargs) -> None:
+        if torch.is_tensor(loss) and not host_reads_are_free(loss.device):
+            self.pending_.append((loss.detach(), training))
+            if len(self.pending_) >= self.check_period:
+                self._check_pending(net)
+            return
         value = float(loss.detach()) if torch.is_tensor(loss) else float(loss or 0.0)
+        self._check_loss(net, value, training)
+
+    def _check_pending(self, net) -> None:
+        if not self.pending_:
+            return
+        losses, flags = zip(*self.pending_)
+        self.pending_ = []
+        for value, training in zip(torch.stack(losses).tolist(), flags):
+            self._check_loss(net, value, training)
+
+    def _check_loss(self, net, value: float, training: bool) -> None:
         if not math.isfinite(value):
             self._diverged(net, f"the {'training' if training else 'validation'} loss is {value}")
         if not training:
@@ -181,10 +204,12 @@ class DivergenceGuard(Callback):
             )
 
     def on_epoch_end(self, net, **kwargs) -> None:
+        self._check_pending(net)
         self._check_parameters(net)
 
     def on_train_end(self, net, **kwargs) -> None:
-        # After an interrupt (KeyboardInterrupt), the weights of the last steps.
+        # After an interrupt (KeyboardInterrupt), the losses and weights of the last steps.
+        self._check_pending(net)
         self._check_parameters(net)
 
     def _check_parameters(self, net) -> None:

@@ -37,6 +37,7 @@ __all__ = [
     "rows_to_tensor",
     "scan_chunks",
     "shard_rows",
+    "to_device",
 ]
 
 
@@ -56,22 +57,38 @@ def as_csr_or_dense(X, dtype=np.float32):
     return np.require(X, dtype=dtype, requirements=["C", "W"])
 
 
+def to_device(data: np.ndarray | torch.Tensor, device="cpu") -> torch.Tensor:
+    """A host array or tensor on ``device``, copied without making the host wait.
+
+    A copy from ordinary (pageable) host memory to a GPU first waits for the work
+    queued on the device, so a batch built on the host would stall every step.
+    From page-locked memory the copy is queued like a kernel and the host goes on
+    building the next batch; torch keeps the page-locked buffer until the copy
+    has run. On the CPU the tensor is returned as it is (an array is wrapped).
+    """
+    tensor = torch.as_tensor(data)
+    target = torch.device(device)
+    if target.type != "cuda" or tensor.device.type != "cpu":
+        return tensor.to(target)
+    return tensor.pin_memory().to(target, non_blocking=True)
+
+
 def rows_to_tensor(X, rows: Sequence[int] | np.ndarray | slice, device="cpu") -> torch.Tensor:
-    """Slice ``rows`` of a CSR matrix or array into a sparse or dense tensor."""
+    """Slice ``rows`` of a CSR matrix or array into a sparse or dense tensor on ``device``."""
     block = X[rows]
     if sp.issparse(block):
         return csr_to_tensor(block, device=device)
-    return torch.from_numpy(np.ascontiguousarray(block)).to(device)
+    return to_device(np.ascontiguousarray(block), device)
 
 
 def csr_to_tensor(block: sp.csr_matrix, device="cpu") -> torch.Tensor:
-    """Convert a canonical CSR block into a coalesced-order sparse COO tensor."""
+    """Convert a canonical CSR block into a coalesced-order sparse COO tensor on ``device``."""
     coo = block.tocoo()
-    indices = torch.from_numpy(np.vstack([coo.row, coo.col]).astype(np.int64))
-    values = torch.from_numpy(coo.data.astype(np.float32, copy=False))
+    indices = to_device(np.vstack([coo.row, coo.col]).astype(np.int64), device)
+    values = to_device(coo.data.astype(np.float32, copy=False), device)
     return torch.sparse_coo_tensor(
         indices, values, size=coo.shape, check_invariants=False, is_coalesced=True
-    ).to(device)
+    )
 
 
 class Batch(tuple):

@@ -33,7 +33,14 @@ from skorch import NeuralNet
 
 from sknce._random import Seeds
 
-__all__ = ["BatchIterator", "HoldOut", "NCENet", "prefetched", "resolve_device"]
+__all__ = [
+    "BatchIterator",
+    "HoldOut",
+    "NCENet",
+    "host_reads_are_free",
+    "prefetched",
+    "resolve_device",
+]
 
 
 def resolve_device(device: str) -> str:
@@ -56,6 +63,16 @@ def resolve_device(device: str) -> str:
             "only when one is present."
         )
     return str(device)
+
+
+def host_reads_are_free(device: str | torch.device) -> bool:
+    """Whether reading a tensor of ``device`` back to the host costs no device stall.
+
+    True on the CPU. On an accelerator a read-back (``.item()``, ``float()``)
+    waits until the device has run everything queued before it, so the engine
+    and its callbacks batch their reads instead of making one per step.
+    """
+    return torch.device(device).type == "cpu"
 
 
 def prefetched(items: Iterable, depth: int = 2) -> Iterator:
@@ -217,17 +234,35 @@ class NCENet(NeuralNet):
         return self.criterion_(y_pred, y_true)
 
     def run_single_epoch(self, iterator, training, prefix, step_fn, **fit_params):
-        """skorch's epoch, with each batch weighted by its number of examples."""
+        """skorch's epoch, with each batch weighted by its number of examples.
+
+        On the CPU each batch's loss enters the history when the batch ends, as in
+        skorch. On an accelerator reading a loss back waits for the device's queue,
+        so the losses of a pass are read back together when it ends (or is
+        interrupted): the device is not stalled at every step.
+        """
         if iterator is None:
             return
         batch_count = 0
-        for batch in iterator:
-            self.notify("on_batch_begin", batch=batch, training=training)
-            step = step_fn(batch, **fit_params)
-            self.history.record_batch(prefix + "_loss", step["loss"].item())
-            self.history.record_batch(prefix + "_batch_size", batch.size)
-            self.notify("on_batch_end", batch=batch, training=training, **step)
-            batch_count += 1
+        pending: list[tuple[dict, torch.Tensor]] = []
+        try:
+            for batch in iterator:
+                self.notify("on_batch_begin", batch=batch, training=training)
+                step = step_fn(batch, **fit_params)
+                record = self.history[-1]["batches"][-1]
+                loss = step["loss"].detach()
+                if host_reads_are_free(loss.device):
+                    record[prefix + "_loss"] = loss.item()
+                else:
+                    pending.append((record, loss))
+                record[prefix + "_batch_size"] = batch.size
+                self.notify("on_batch_end", batch=batch, training=training, **step)
+                batch_count += 1
+        finally:
+            if pending:
+                values = torch.stack([loss for _, loss in pending]).tolist()
+                for (record, _), value in zip(pending, values):
+                    record[prefix + "_loss"] = value
         self.history.record(prefix + "_batch_count", batch_count)
 
     def mean_loss(self, dataset, rng: np.random.Generator) -> float:
@@ -248,9 +283,10 @@ class NCENet(NeuralNet):
         with torch.no_grad():
             for batch in dataset.batches(self.batch_size, rng, shuffle=False):
                 inputs, targets = batch
-                total += float(self.get_loss(self.infer(inputs), targets)) * batch.size
+                # Summed on the device: one read-back for the whole dataset.
+                total = total + self.get_loss(self.infer(inputs), targets).double() * batch.size
                 count += batch.size
-        return total / max(count, 1)
+        return float(total) / max(count, 1)
 
     def fit_loop(self, X, y=None, epochs=None, **fit_params):
         """skorch's loop; an interrupted epoch is closed before skorch ends the fit.

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from sknce._data import Batch, rows_to_tensor
+from sknce._data import Batch, rows_to_tensor, to_device
 from sknce._random import torch_generator
 from sknce.noise import CategoricalNoise, GaussianMixtureNoise
 
@@ -82,10 +82,7 @@ class LabelSampler:
 
     def __call__(self, rows: np.ndarray, rng: np.random.Generator) -> Batch:
         x = rows_to_tensor(self.X, rows, self.device)
-        index = torch.from_numpy(np.asarray(rows, dtype=np.int64))
-        if self.y.is_cuda:  # from page-locked memory the copy does not wait for the device
-            index = index.pin_memory()
-        labels = self.y[index.to(self.device, non_blocking=True)]
+        labels = self.y[to_device(np.asarray(rows, dtype=np.int64), self.device)]
         n = len(rows)
         if not self.n_negatives:
             inputs, targets = {"x": x}, {"labels": labels}
@@ -131,7 +128,7 @@ class TargetSampler:
         return self.X.shape[0]
 
     def __call__(self, rows: np.ndarray, rng: np.random.Generator) -> Batch:
-        y = self.y[torch.as_tensor(rows)]
+        y = self.y[to_device(np.asarray(rows, dtype=np.int64), self.y.device)]
         noise_y = self.noise.sample(
             y, self.n_negatives, generator=torch_generator(rng, self.noise.device)
         )

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-import torch
 
-from sknce._data import Batch, csr_to_tensor
+from sknce._data import Batch, csr_to_tensor, to_device
 from sknce.documents._split import normalize_bags, split_documents
 
 __all__ = ["DocumentPairSampler"]
@@ -71,6 +70,6 @@ class DocumentPairSampler:
         inputs = {
             "x1": csr_to_tensor(normalize_bags(first[:n], self.bag, self.idf), self.device),
             "x2": csr_to_tensor(normalize_bags(second, self.bag, self.idf), self.device),
-            "partners": torch.as_tensor(partners, device=self.device),
+            "partners": to_device(partners, self.device),
         }
         return Batch(inputs, None, size=n)
