@@ -8,10 +8,9 @@ class; the ``k`` negatives are points of the marginal, whatever their class
 from __future__ import annotations
 
 import numpy as np
-import torch
 
 from sknce._base import check_sortable_labels
-from sknce._data import Batch, SampledDataset, rows_to_tensor
+from sknce._data import Batch, SampledDataset, rows_to_tensor, to_device
 
 __all__ = ["LatentClassDataset", "LatentClassSampler", "encode_groups"]
 
@@ -158,7 +157,7 @@ class LatentClassSampler:
         if self.negatives == "batch" and self.n_negatives <= 2 * n_anchors - 2:
             neg_index = self._batch_negatives(n_anchors, rng)
             neg_rows = np.concatenate([anchors, positives])[neg_index]
-            batch["neg_index"] = torch.as_tensor(neg_index, device=self.device)
+            batch["neg_index"] = to_device(neg_index, self.device)
         else:
             draws = rng.integers(0, len(self.pool), size=(n_anchors, self.n_negatives))
             neg_rows = self.pool[draws]
@@ -170,7 +169,7 @@ class LatentClassSampler:
         targets = None
         if self.exclude_collisions:
             mask = self.codes[neg_rows] != self.codes[anchors][:, None]
-            targets = {"neg_mask": torch.as_tensor(mask, device=self.device)}
+            targets = {"neg_mask": to_device(mask, self.device)}
         return Batch(batch, targets, size=n_anchors)
 
 
