@@ -17,13 +17,13 @@ import torch
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
 from sknce._base import ENCODER_CONSTRAINT, BaseNCE, auto_batch_size, auto_epochs, common_params
-from sknce._callbacks import ChanceAwareEarlyStopping
 from sknce._compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
 from sknce._data import as_csr_or_dense, rows_to_tensor
 from sknce._random import Seeds
 from sknce.contrastive._sampler import LatentClassDataset, LatentClassSampler, encode_groups
 from sknce.contrastive._scaling import SCALINGS, fit_scaling, resolve_scaling, scale_input
 from sknce.contrastive._start import principal_start
+from sknce.contrastive._stopping import NeighbourStopping
 from sknce.losses import KNegativeLoss
 from sknce.nn import MLP, LatentClassScorer, LinearSkipEncoder, SphereEncoder
 from sknce.nn._contrastive import OffsetEncoder
@@ -35,11 +35,6 @@ _MAX_COMPONENTS = 128
 
 #: Gradient steps that ``max_epochs="auto"`` allows at most.
 _TARGET_STEPS = 1000
-
-#: Early stopping: an epoch improves only if it lowers the validation loss by more than
-#: this fraction. From the principal-component start, small steps would otherwise creep
-#: along a plateau; from a random start, skorch's default (long slow descents are progress).
-_PLATEAU = {"pca": 1e-3, "random": 1e-4}
 
 
 class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
@@ -70,8 +65,9 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
     (``scaling``), the encoder is a linear map of the input plus a residual
     network, :math:`f(x) = x P + b + g(x)`, starting from the input's principal
     components (``init="pca"``), its width follows the data
-    (``n_components="auto"``), and training stops when the NCE loss on held-out
-    points stops improving, keeping the best weights, the start included. The
+    (``n_components="auto"``), and training stops when held-out points stop
+    finding their nearest training point in their own class more often, keeping
+    the best weights. The
     paper's setting (Section 5), an MLP on the raw input trained for a fixed
     number of epochs, is
     ``LatentClassNCEEmbedder(scaling="none", init="random", n_components=128,
@@ -176,23 +172,25 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
     verbose : int, default=0
         1 prints a progress bar and per-epoch losses.
     early_stopping : bool, default=True
-        Hold out ``validation_fraction`` of the points and stop when the NCE loss on
-        them (with fixed tuples) has not improved for ``patience`` epochs,
-        restoring the best weights. The held-out points take no part in training
-        (neither as anchors, positives nor negatives); their tuples take positives
-        and negatives from the training points. They are drawn first from classes
-        that keep two training points without them. With ``init="pca"`` the
-        starting weights count as epoch 0 (kept if no epoch improves on them), and
-        an epoch improves only if it lowers the best loss by more than 0.1% of it
-        (0.01% from a random start). Epochs count towards ``patience`` only once
-        that loss is 1% below the loss of a constant representation
-        (:math:`\log(1 + k)` for the logistic loss, 1 for the hinge); a fit whose
-        loss never gets there warns with a ``ConvergenceWarning``.
+        Hold out ``validation_fraction`` of the points and stop on the share of them
+        whose nearest training point (cosine) is of their own class, the held-out
+        nearest-neighbour rate (on at most 2,000 held-out and 10,000 training
+        points): it is smoothed over epochs by an exponential moving average
+        started at 0 (weight 0.8 on the past), training stops when the average has not risen
+        by more than 0.001 for ``patience`` epochs, and the weights of its highest epoch are kept
+        (the later one on a tie). The held-out points take no part in training
+        (neither as anchors, positives nor negatives); they are drawn first from
+        classes that keep two training points without them. The NCE loss of tuples of the
+        held-out points (positives and negatives from the training points) is
+        recorded too, as ``valid_loss``; a fit in which it never falls 1% below
+        the loss of a constant representation (:math:`\log(1 + k)` for the
+        logistic loss, 1 for the hinge) warns with a ``ConvergenceWarning``.
     validation_fraction : float, default=0.1
         Share of the points (of classes with two or more members) held out for
         early stopping.
-    patience : int, default=10
-        Epochs without improvement of the validation loss before training stops.
+    patience : int, default=30
+        Epochs without a rise of the smoothed held-out nearest-neighbour rate
+        before training stops.
     accelerator : accelerate.Accelerator or None, default=None
         Train data-parallel over the processes of ``accelerate launch`` (or
         ``torchrun``), on the accelerator's device and in its mixed precision: every
@@ -229,8 +227,10 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         The fitted skorch net; ``net_.module_`` is the :class:`~sknce.nn.LatentClassScorer`
         and ``net_.module_.encoder`` its :class:`~sknce.nn.SphereEncoder`.
     history_ : list of dict
-        Per-epoch records of the skorch history: ``train_loss``, ``valid_loss`` with
-        early stopping, ``dur``, and what callbacks record.
+        Per-epoch records of the skorch history: ``train_loss``, ``dur``, with
+        early stopping ``valid_loss``, ``valid_nn`` (the held-out
+        nearest-neighbour rate) and ``valid_nn_smoothed`` (its moving average),
+        and what callbacks record.
     n_iter_ : int
         Number of epochs run.
 
@@ -306,7 +306,7 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         verbose: int = 0,
         early_stopping: bool = True,
         validation_fraction: float = 0.1,
-        patience: int = 10,
+        patience: int = 30,
         accelerator=None,
     ) -> None:
         super().__init__(**common_params(locals()))
@@ -345,15 +345,8 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         """Where the encoder starts: ``"pca"``, or ``"random"`` (also for ``encoder``)."""
         return "pca" if self.encoder is None and self.init == "pca" else "random"
 
-    def _early_stopping(self) -> ChanceAwareEarlyStopping:
-        start = self._start()
-        return ChanceAwareEarlyStopping(
-            patience=self.patience,
-            load_best=True,
-            chance=self._chance_loss(),
-            threshold=_PLATEAU[start],
-            evaluate_initial=start == "pca",
-        )
+    def _early_stopping(self) -> NeighbourStopping:
+        return NeighbourStopping(patience=self.patience)
 
     # --- data ---------------------------------------------------------------------------
     def _validate(self, X, y, *, reset: bool):
