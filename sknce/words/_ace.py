@@ -38,8 +38,10 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
 
     The discriminator is word2vec's network, :math:`D(c \mid t) = \sigma(u_t^\top v_c)`,
     trained to tell true examples of a corpus from negatives (Bose et al., 2018,
-    Eq. 5–6): a (centre, context) pair with skip-gram, the mean :math:`u_t` of a
-    centre word's context vectors and the centre word :math:`c` with CBOW. With
+    Eq. 5–6): a (centre, context) pair with skip-gram (:math:`t` the context word,
+    :math:`c` the centre word, as word2vec.c and gensim train it), the mean
+    :math:`u_t` of a centre word's context vectors and the centre word :math:`c` with
+    CBOW. With
     ``adversarial=True`` each negative comes from the mixture
     :math:`\lambda p_N + (1 - \lambda) G(\cdot \mid t)` of the unigram noise
     :math:`p_N \propto \text{count}^{0.75}` and a generator :math:`G` of the same
@@ -62,8 +64,10 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
     n_components : int, default=100
         Dimension of the word vectors (gensim's ``vector_size``).
     architecture : {"skipgram", "cbow"}, default="skipgram"
-        ``"skipgram"``: each (centre, context) pair is an example, the centre word
-        predicting the context word (gensim's ``sg=1``). ``"cbow"``: each centre
+        ``"skipgram"``: each (centre, context) pair is an example, the context
+        word's input vector predicting the centre word, the orientation in which
+        word2vec.c and gensim (``sg=1``) train it (the pairs of one centre word come
+        one after another). ``"cbow"``: each centre
         word is an example, predicted from the mean of its context words' vectors
         (gensim's ``sg=0, cbow_mean=1``; every context word receives the whole
         gradient of the mean, as in word2vec). The word vectors start uniform in
@@ -123,7 +127,7 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         (a bonus: larger values keep the generator spread out).
     mask_false_negatives : bool, default=True
         Drop generator samples that are a true output word of their query in the
-        batch (skip-gram: a true context of the centre word; CBOW: the centre
+        batch (skip-gram: a word paired with the input word; CBOW: the centre
         word) from both the discriminator's loss and the generator's update.
     importance_weighting : bool, default=False
         Weight each generator sample in the discriminator's loss by

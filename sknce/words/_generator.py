@@ -4,7 +4,7 @@ The generator :math:`G(\\cdot \\mid t) = \\operatorname{softmax}(g_t^\\top H)` s
 the whole vocabulary, and scoring every word for every example of a batch
 costs :math:`O(B V d)`. Instead each batch shares one set of ``n_candidates``
 words drawn from the unigram noise :math:`p_N`; the batch's queries :math:`g_t`
-(skip-gram: the generator's input vector of each distinct centre word; CBOW: the
+(skip-gram: the generator's input vector of each distinct input word; CBOW: the
 mean input vector of each example's context words) are scored against them in
 one matrix product, and the generator's samples are drawn by
 sampling-importance-resampling (SIR): candidate :math:`j` is picked with
@@ -107,7 +107,7 @@ def reinforce_loss(
     rewards : Tensor of shape (n,)
         Rewards (treated as constants).
     entropies : Tensor of shape (n,)
-        Entropy of the generator's distribution given each sample's centre word, so
+        Entropy of the generator's distribution given each sample's query, so
         that :math:`\beta` weighs the entropy against the reward of one sample.
     entropy_weight : float
         :math:`\beta`.
@@ -176,8 +176,8 @@ class Proposal:
 def _queries(generator, words: torch.Tensor, offsets: torch.Tensor | None):
     """The generator's query vectors, the query of each example, and its masking key.
 
-    Skip-gram (``offsets`` is None): one query per distinct centre word, keyed by the
-    centre word. CBOW: one query per example (its context bag), keyed by the example.
+    Skip-gram (``offsets`` is None): one query per distinct input word, keyed by the
+    word. CBOW: one query per example (its context bag), keyed by the example.
     """
     if offsets is None:
         unique, rows = torch.unique(words, return_inverse=True)
@@ -208,7 +208,7 @@ def complete_proposal(
     noise : CategoricalNoise
         The fixed noise :math:`p_N` (the proposal of the candidates).
     words : LongTensor of shape (batch,), or (n_words,) with ``offsets``
-        The examples' input words: centre words (skip-gram) or context bags (CBOW).
+        The examples' input words: one a pair (skip-gram) or context bags (CBOW).
     positives : LongTensor of shape (batch,)
         The examples' true output words.
     negatives : LongTensor of shape (batch, K)
@@ -218,7 +218,7 @@ def complete_proposal(
         Start of each example's bag in ``words`` (CBOW).
     mask_false_negatives : bool
         Give weight 0 (and no REINFORCE term) to generator samples that are a true
-        output word of their query in this batch: a true context of the centre word
+        output word of their query in this batch: a word paired with the input word
         (skip-gram), the example's centre word (CBOW).
     importance_weighting : bool
         Weight generator samples by :math:`p_N(\\tilde w) / G(\\tilde w \\mid t)`,
@@ -356,7 +356,7 @@ class CompiledGenerator:
         candidates = draws.candidates.numpy()
         slot_examples, slot_columns = draws.slots or np.nonzero(from_gen)
         batch = positives.shape[0]
-        if ptr is None:  # skip-gram: one query per distinct centre word
+        if ptr is None:  # skip-gram: one query per distinct input word
             query_words, query_of = unique_inverse(words, self._scratch)
             starts = np.arange(query_words.shape[0], dtype=np.int64)
             ends = starts + 1

@@ -9,8 +9,9 @@ plain SGD. They run on the numpy views of the torch parameters
 (``param.detach().numpy()`` shares memory on the CPU), so the torch module stays
 the model that is pickled and queried.
 
-* :func:`sgd_pairs`: skip-gram, one example per (centre, context) pair, the centre
-  word's input vector predicting the context;
+* :func:`sgd_pairs`: skip-gram, one example per pair of an input word and an output
+  word (the sampler passes the context word as input and the centre word as output,
+  word2vec.c's orientation);
 * :func:`sgd_cbow`: CBOW, one example per centre word, the mean of its context
   words' input vectors predicting it (gensim's ``sg=0, cbow_mean=1``);
 * :func:`sample_alias`, :func:`sample_uniform`: the noise draws of a batch, from

@@ -76,8 +76,10 @@ class WordSampler:
     """Batches of word2vec examples with their negatives, from one pass over a corpus.
 
     An example has input words and one true output word: skip-gram's example is a
-    (centre, context) pair (input: the centre word); CBOW's is a centre word with
-    its context words (input: the context words, output: the centre word). A
+    (centre, context) pair whose input is the context word and output the centre
+    word, the orientation in which word2vec.c and gensim train it; CBOW's is a
+    centre word with its context words (input: the context words, output: the
+    centre word). A
     batch's inputs are the keyword arguments of :class:`~sknce.nn.ACESkipGram`:
     ``words`` (and, for CBOW, the bags' ``offsets``), ``positives``, ``negatives``.
 
@@ -158,10 +160,15 @@ class WordSampler:
                     contexts, centres, rng, ptr=ptr, adversarial=adversarial, targets=targets
                 )
         else:
+            # word2vec.c and gensim train a pair as the context word's input vector
+            # predicting the centre word: a centre word's consecutive pairs share its
+            # output row and move each neighbour's input vector once. The pairs are
+            # those of the other orientation in distribution (windows are symmetric),
+            # the SGD path is word2vec's (screen in benchmarks/README.md, ACEWord2Vec).
             for centres, contexts in pair_batches(
                 documents, self.tokenizer, self.vocab, **options
             ):
-                yield self.batch(centres, contexts, rng, adversarial=adversarial, targets=targets)
+                yield self.batch(contexts, centres, rng, adversarial=adversarial, targets=targets)
 
     def batch(
         self,

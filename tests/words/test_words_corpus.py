@@ -480,3 +480,29 @@ def test_cbow_examples_are_the_skip_gram_windows_grouped_by_centre(batch_size):
     ]
     assert pairs == list(zip(centres.tolist(), contexts.tolist()))
     assert all(np.all(np.diff(ptr) > 0) for ptr, _, _ in batches)  # no empty bag
+
+
+def test_skip_gram_examples_train_each_context_to_predict_its_centre_as_word2vec():
+    """word2vec.c and gensim: a pair's input is the context word, its output the centre."""
+    from sknce.noise import UnigramNoise
+    from sknce.words._sampler import WordSampler
+
+    corpus = [["a", "b", "c"]]
+    vocab = Vocabulary.build(corpus, min_count=1)
+    sampler = WordSampler(
+        vocab,
+        None,
+        1,
+        0.0,
+        UnigramNoise(vocab.counts, 0.75),
+        2,
+        1.0,
+        8,
+        "cpu",
+        shrink_windows=False,
+    )
+    (batch,) = sampler.batches(corpus, 10, np.random.default_rng(0))
+    a, b, c = (vocab.index[w] for w in "abc")
+    # centre by centre (a, b, c), each centre's contexts left to right
+    assert batch[0]["words"].tolist() == [b, a, c, b]
+    assert batch[0]["positives"].tolist() == [a, b, b, c]
