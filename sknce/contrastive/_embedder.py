@@ -62,12 +62,11 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
 
     By default the embedder is set up for the data it is given rather than for
     the paper's experiments: the input is scaled inside the estimator
-    (``scaling``), the encoder is a linear map of the input plus a residual
-    network, :math:`f(x) = x P + b + g(x)`, starting from the input's principal
-    components (``init="pca"``), its width follows the data
+    (``scaling``), the encoder is an MLP whose width follows the data
     (``n_components="auto"``), and training stops when held-out points stop
     finding their nearest training point in their own class more often, keeping
-    the best weights. The
+    the best weights. ``init="pca"`` starts instead from the input's principal
+    components, with a linear map of the input plus a residual network. The
     paper's setting (Section 5), an MLP on the raw input trained for a fixed
     number of epochs, is
     ``LatentClassNCEEmbedder(scaling="none", init="random", n_components=128,
@@ -116,8 +115,9 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         as :class:`~sklearn.feature_extraction.text.CountVectorizer` gives);
         ``"none"``: the input as it comes (the paper's). ``"auto"``:
         ``"log1p-idf"`` for sparse non-negative input, ``"standard"`` otherwise.
-    init : {"pca", "random"}, default="pca"
-        ``"pca"``: the encoder is :math:`f(x) = x P + b + g(x)`, a
+    init : {"random", "pca"}, default="random"
+        ``"random"``: an :class:`~sknce.nn.MLP` with PyTorch's initialisation (the
+        paper's). ``"pca"``: the encoder is :math:`f(x) = x P + b + g(x)`, a
         :class:`~sknce.nn.LinearSkipEncoder` with an offset, whose linear map
         :math:`P` starts at the top ``min(d - 1, n_features, n_samples - 1)``
         principal axes of the scaled training points, :math:`b` at their
@@ -125,12 +125,11 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         :math:`g` (``hidden_layer_sizes``) at zero: the start maps each point to
         the gnomonic projection of its principal coordinates onto a hemisphere,
         a one-to-one map that keeps what the input's linear structure tells apart.
-        ``"random"``: an :class:`~sknce.nn.MLP` with PyTorch's initialisation (the
-        paper's). Unused with ``encoder``.
+        Unused with ``encoder``.
     hidden_layer_sizes : tuple of int, default=(256,)
-        Hidden layers (LayerNorm and ReLU): with ``init="pca"`` those of the
-        residual branch :math:`g`; with ``init="random"`` those of the MLP (the
-        paper's ``(256, 256)``). ``()`` is linear.
+        Hidden layers (LayerNorm and ReLU): with ``init="random"`` those of the
+        MLP (the paper's ``(256, 256)``); with ``init="pca"`` those of the
+        residual branch :math:`g`. ``()`` is linear.
     encoder : torch.nn.Module instance or class, or None, default=None
         Your own encoder :math:`f` replacing the built-in one (e.g. a CNN for
         images): it maps a dense float32 batch of scaled inputs, shape (batch,
@@ -291,7 +290,7 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         negatives: str = "batch",
         exclude_collisions: bool = False,
         scaling: str = "auto",
-        init: str = "pca",
+        init: str = "random",
         hidden_layer_sizes: tuple[int, ...] = (256,),
         encoder=None,
         max_epochs: int | str = "auto",
