@@ -175,21 +175,24 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         whose nearest training point (cosine) is of their own class, the held-out
         nearest-neighbour rate (on at most 2,000 held-out and 10,000 training
         points): it is smoothed over epochs by an exponential moving average
-        started at 0 (weight 0.8 on the past), training stops when the average has not risen
-        by more than 0.001 for ``patience`` epochs, and the weights of its highest epoch are kept
-        (the later one on a tie). The held-out points take no part in training
-        (neither as anchors, positives nor negatives); they are drawn first from
-        classes that keep two training points without them. The NCE loss of tuples of the
-        held-out points (positives and negatives from the training points) is
-        recorded too, as ``valid_loss``; a fit in which it never falls 1% below
-        the loss of a constant representation (:math:`\log(1 + k)` for the
-        logistic loss, 1 for the hinge) warns with a ``ConvergenceWarning``.
+        started at 0 (weight 0.8 on the past), training stops when the average
+        has not risen by more than 0.001 for ``patience`` epochs (epochs in which
+        every held-out point is right do not count), and the weights of its
+        highest epoch are kept (the later one on a tie). The held-out points take
+        no part in training (neither as anchors, positives nor negatives); they
+        are drawn first from classes that keep two training points without them.
+        The NCE loss of tuples of the held-out points (positives and negatives
+        from the training points) is recorded too, as ``valid_loss``; a fit in
+        which it never falls 1% below the loss of a constant representation
+        (:math:`\log(1 + k)` for the logistic loss, 1 for the hinge) warns with a
+        ``ConvergenceWarning``.
     validation_fraction : float, default=0.1
         Share of the points (of classes with two or more members) held out for
         early stopping.
     patience : int, default=30
         Epochs without a rise of the smoothed held-out nearest-neighbour rate
-        before training stops.
+        (not counting those in which every held-out point is right) before
+        training stops.
     accelerator : accelerate.Accelerator or None, default=None
         Train data-parallel over the processes of ``accelerate launch`` (or
         ``torchrun``), on the accelerator's device and in its mixed precision: every

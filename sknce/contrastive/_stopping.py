@@ -46,9 +46,12 @@ class NeighbourStopping(EarlyStopping):
     started at ``m = 0``: a lucky rate in the first epochs, when the rate moves
     most, is not kept for the average of many.
     Training stops after ``patience`` epochs in which ``m`` has not risen more
-    than 0.001 above its best; the weights kept are those of the epoch of
-    highest ``m``, the later one on a tie. The history records the rate as
-    ``valid_nn`` and its average as ``valid_nn_smoothed``.
+    than 0.001 above its best, not counting the epochs in which every held-out
+    point is right (on a small held-out set the rate saturates long before the
+    representation stops improving, and it shows no overfitting either); the
+    weights kept are those of the epoch of highest ``m``, the later one on a tie.
+    The history records the rate as ``valid_nn`` and its average as
+    ``valid_nn_smoothed``.
 
     The starting weights are not a candidate: on a small held-out set the rate
     saturates (every point right) at a start whose classes are not yet apart,
@@ -100,7 +103,7 @@ class NeighbourStopping(EarlyStopping):
         if self.smoothed_ > self.dynamic_threshold_:
             self.dynamic_threshold_ = self.smoothed_ + _MIN_RISE
             self.misses_ = 0
-        else:
+        elif rate < 1.0:  # every held-out point right: no sign of overfitting either
             self.misses_ += 1
         if self.smoothed_ >= self.best_smoothed_:  # a tie moves the kept epoch on
             self.best_smoothed_ = self.smoothed_

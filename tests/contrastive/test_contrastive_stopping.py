@@ -53,6 +53,20 @@ def test_training_stops_after_patience_epochs_without_a_rise(monkeypatch):
     assert dict(emb.net_.callbacks_)["early_stopping"].best_epoch_ == 5
 
 
+def test_epochs_with_every_held_out_point_right_are_not_misses(monkeypatch):
+    # A small held-out set saturates: a perfect rate is no sign of overfitting.
+    script = iter([0.5, 1.0, 1.0, 1.0, 1.0, 1.0, 0.9, 0.9, 0.9, 1.0])
+    monkeypatch.setattr(NeighbourStopping, "_rate", lambda self, net, sampler: next(script))
+    monkeypatch.setattr(
+        LatentClassNCEEmbedder,
+        "_early_stopping",
+        lambda self: NeighbourStopping(patience=3, smoothing=0.0),
+    )
+    emb = LatentClassNCEEmbedder(max_epochs=20, random_state=0).fit(*_data())
+    assert emb.n_iter_ == 9  # misses at epochs 7-9 only
+    assert dict(emb.net_.callbacks_)["early_stopping"].best_epoch_ == 6
+
+
 def test_the_rate_is_measured_on_a_fixed_subset_of_large_splits(monkeypatch):
     monkeypatch.setattr("sknce.contrastive._stopping._MAX_QUERIES", 7)
     monkeypatch.setattr("sknce.contrastive._stopping._MAX_REFERENCES", 40)
