@@ -3,9 +3,9 @@
 A representation of latent classes is used by finding a point's nearest
 neighbours or by a linear model on top; the held-out NCE loss, an average over
 all pairs and negatives, is a poor guide to either. On grouped sentences it is
-lowest after a few epochs and then rises slowly, while the share of held-out
-points whose nearest training point is of their own class keeps rising for
-ten times as long. The embedder therefore stops on that share.
+lowest after about 15 epochs and then rises slowly, while the share of held-out
+points whose nearest training point is of their own class keeps rising for a
+hundred epochs. The embedder therefore stops on that share.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ _MAX_QUERIES = 2000
 _MAX_REFERENCES = 10000
 
 #: Smallest rise of the smoothed rate that counts as progress: an average creeping up to a
-#: rate that has stopped moving (every held-out point right) is a plateau.
+#: rate that has stopped moving is a plateau.
 _MIN_RISE = 1e-3
 
 #: Rows encoded at once.
@@ -44,7 +44,7 @@ class NeighbourStopping(EarlyStopping):
     points from one epoch to the next, so it is smoothed over epochs by an
     exponential moving average, ``m = smoothing * m + (1 - smoothing) * rate``,
     started at ``m = 0``: a lucky rate in the first epochs, when the rate moves
-    most, is not kept for the average of many.
+    most, does not set a best that the average of later epochs cannot reach.
     Training stops after ``patience`` epochs in which ``m`` has not risen more
     than 0.001 above its best, not counting the epochs in which every held-out
     point is right (on a small held-out set the rate saturates long before the
