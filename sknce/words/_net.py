@@ -152,13 +152,19 @@ class ACENet(NCENet):
     def set_noise(self, noise: CategoricalNoise) -> None:
         """Use a new noise (after the vocabulary grew); drop what was derived from the old."""
         self.noise = noise
-        for name in ("log_kpn_", "compiled_generator_"):
+        for name in ("log_kpn_", "log_kpn_tensor_", "compiled_generator_"):
             if hasattr(self, name):
                 delattr(self, name)
 
     def on_train_begin(self, net, **kwargs) -> None:
         super().on_train_begin(net, **kwargs)
         self.warmup_epochs_ = None  # planned at the first epoch, see on_epoch_begin
+
+    def on_train_end(self, net, **kwargs) -> None:
+        super().on_train_end(net, **kwargs)
+        # A device copy: the fitted estimator pickles without device tensors.
+        if hasattr(self, "log_kpn_tensor_"):
+            del self.log_kpn_tensor_
 
     def on_epoch_begin(self, net, **kwargs) -> None:
         """Plan the warm-up at a call's first epoch.
@@ -297,6 +303,13 @@ class ACENet(NCENet):
             self.log_kpn_ = log_kpn
         return self.log_kpn_
 
+    def _log_kpn_on(self, device: torch.device) -> torch.Tensor:
+        """:meth:`_log_kpn` as a tensor on ``device``, copied there once per fit."""
+        cached = getattr(self, "log_kpn_tensor_", None)
+        if cached is None or cached.device != torch.device(device):
+            self.log_kpn_tensor_ = torch.from_numpy(self._log_kpn()).to(device)
+        return self.log_kpn_tensor_
+
     def _compiled_generator(self) -> CompiledGenerator:
         if not hasattr(self, "compiled_generator_"):
             self.compiled_generator_ = CompiledGenerator(
@@ -405,8 +418,7 @@ class ACENet(NCENet):
 
     def _rewards(self, words: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
         """Normalised rewards of generated negatives from the discriminator's scores."""
-        log_kpn = torch.from_numpy(self._log_kpn()).to(scores.device)
-        logits = scores - log_kpn[words]
+        logits = scores - self._log_kpn_on(scores.device)[words]
         return normalize_rewards(
             torch.sigmoid(logits),
             self.config.reward_temperature,

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 import numpy as np
 import torch
 
-from sknce._data import Batch, process_stream
+from sknce._data import Batch, process_stream, to_device
 from sknce.noise import CategoricalNoise, _alias_tables
 from sknce.words._corpus import Vocabulary, cbow_batches, pair_batches
 from sknce.words._generator import AdversarialDraws
@@ -203,12 +203,12 @@ class WordSampler:
         )
         positives_t = torch.from_numpy(positives)
         inputs = {
-            "words": torch.from_numpy(words).to(device),
-            "positives": positives_t.to(device),
-            "negatives": negatives.to(device),
+            "words": to_device(words, device),
+            "positives": to_device(positives_t, device),
+            "negatives": to_device(negatives, device),
         }
         if ptr is not None:
-            inputs["offsets"] = torch.from_numpy(ptr[:-1]).to(device)
+            inputs["offsets"] = to_device(ptr[:-1], device)
         if adversarial:
             inputs["adversarial"] = draw_adversarial(
                 noise, size, k, self.noise_mixture, self.n_candidates, rng, self._tables
@@ -216,9 +216,9 @@ class WordSampler:
         batch_targets = None
         if targets:
             batch_targets = {
-                "pos_log_noise": noise.log_prob(positives_t.to(noise.device)).to(device),
-                "neg_log_noise": noise.log_prob(negatives.to(noise.device)).to(device),
-                "neg_mask": (negatives != positives_t.unsqueeze(1)).to(device),
+                "pos_log_noise": to_device(noise.log_prob(positives_t.to(noise.device)), device),
+                "neg_log_noise": to_device(noise.log_prob(negatives.to(noise.device)), device),
+                "neg_mask": to_device(negatives != positives_t.unsqueeze(1), device),
             }
         return Batch(inputs, batch_targets, size=size)
 
