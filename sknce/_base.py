@@ -45,7 +45,7 @@ import numpy as np
 import torch
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
-from skorch.callbacks import Callback, ProgressBar
+from skorch.callbacks import Callback, EarlyStopping, ProgressBar
 
 from sknce._callbacks import ChanceAwareEarlyStopping, DivergenceGuard, beats_chance
 from sknce._compat import HasMethods, Interval, StrOptions
@@ -436,7 +436,7 @@ class BaseNCE(BaseEstimator):
             callbacks.append(("progress", self._progress_bar()))
         return callbacks + list(self.callbacks or ())
 
-    def _early_stopping(self) -> ChanceAwareEarlyStopping:
+    def _early_stopping(self) -> EarlyStopping:
         """The early-stopping callback of a fit that holds out validation examples."""
         return ChanceAwareEarlyStopping(
             patience=self.patience, load_best=True, chance=self._chance_loss()

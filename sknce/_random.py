@@ -4,7 +4,8 @@ Every random draw sknce makes while fitting or scoring comes from a generator
 derived from the fit's seed and a named stream (numpy's ``SeedSequence`` with
 the stream's key as extra entropy): shuffling and negatives of training epoch
 ``e`` from ``("train", e)``, the validation pairs from ``("valid",)``, the pairs
-of :meth:`score` from ``("score",)``. So two fits with the same ``random_state``
+of :meth:`score` from ``("score",)``, the points an early-stopping monitor
+scores from ``("monitor",)``. So two fits with the same ``random_state``
 draw the same numbers whatever runs beside them in other threads, and a fit
 resumed from a checkpoint at epoch ``e`` draws what the uninterrupted fit drew.
 
@@ -31,7 +32,15 @@ from torch.overrides import TorchFunctionMode
 __all__ = ["Seeds", "seeded_init", "torch_generator"]
 
 #: Keys of the named streams (SeedSequence entropy must be integers).
-_STREAMS = {"init": 0, "split": 1, "train": 2, "valid": 3, "score": 4, "prepare": 5}
+_STREAMS = {
+    "init": 0,
+    "split": 1,
+    "train": 2,
+    "valid": 3,
+    "score": 4,
+    "prepare": 5,
+    "monitor": 6,
+}
 
 _SEED_HIGH = np.iinfo(np.int32).max
 

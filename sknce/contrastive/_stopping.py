@@ -88,7 +88,7 @@ class NeighbourStopping(EarlyStopping):
         if self.rows_ is not None or dataset_valid is None:
             return
         sampler = dataset_valid.sampler
-        rng = net.seeds.numpy("split", 1)  # beside the hold-out's own draw ("split")
+        rng = net.seeds.numpy("monitor")
         queries = _subset(sampler.anchors, _MAX_QUERIES, rng)
         references = _subset(sampler.pool, _MAX_REFERENCES, rng)
         self.rows_ = (queries, references)
