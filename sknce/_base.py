@@ -320,6 +320,17 @@ class BaseNCE(BaseEstimator):
         """Whether this fit continues from the fitted network."""
         return (partial or self.warm_start) and hasattr(self, "net_")
 
+    def _fit_batch_size(self, n_samples: int, continues: bool, divisor: int = 8) -> int:
+        """The network's batch size when the fit continues, else ``batch_size`` resolved.
+
+        ``"auto"`` is :func:`auto_batch_size` of ``n_samples`` and ``divisor``.
+        """
+        if continues:
+            return self.net_.batch_size
+        if self.batch_size == "auto":
+            return auto_batch_size(n_samples, divisor)
+        return self.batch_size
+
     def _train(
         self,
         dataset,

@@ -12,7 +12,7 @@ from sklearn.base import RegressorMixin
 from sklearn.metrics import r2_score
 from sklearn.preprocessing import StandardScaler
 
-from sknce._base import ENCODER_CONSTRAINT, BaseNCE, auto_batch_size, auto_epochs, common_params
+from sknce._base import ENCODER_CONSTRAINT, BaseNCE, auto_epochs, common_params
 from sknce._compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
 from sknce._data import SampledDataset, as_csr_or_dense, rows_to_tensor
 from sknce.conditional._density import GridDensity
@@ -455,12 +455,7 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
 
     def _schedule(self, n_samples: int, partial: bool, continues: bool) -> tuple[int, int]:
         """Batch size and epochs of a fit on ``n_samples`` examples (``"auto"`` resolved)."""
-        if continues:
-            batch_size = self.net_.batch_size
-        elif self.batch_size == "auto":
-            batch_size = auto_batch_size(n_samples, _BATCH_DIVISOR)
-        else:
-            batch_size = self.batch_size
+        batch_size = self._fit_batch_size(n_samples, continues, _BATCH_DIVISOR)
         max_epochs = self.max_epochs
         if max_epochs == "auto":
             validated = self.early_stopping and not partial

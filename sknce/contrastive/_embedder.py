@@ -16,7 +16,7 @@ import numpy as np
 import torch
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
-from sknce._base import ENCODER_CONSTRAINT, BaseNCE, auto_batch_size, auto_epochs, common_params
+from sknce._base import ENCODER_CONSTRAINT, BaseNCE, auto_epochs, common_params
 from sknce._compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
 from sknce._data import as_csr_or_dense, rows_to_tensor
 from sknce._random import Seeds
@@ -412,12 +412,7 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         keeps its network's. ``max_epochs="auto"``: about 1000 gradient steps at
         most, ``clip(round(1000 / steps_per_epoch), 10, 200)``.
         """
-        if continues:
-            batch_size = self.net_.batch_size
-        elif self.batch_size == "auto":
-            batch_size = auto_batch_size(n_anchors)
-        else:
-            batch_size = self.batch_size
+        batch_size = self._fit_batch_size(n_anchors, continues)
         max_epochs = self.max_epochs
         if max_epochs == "auto":
             n_train = n_anchors - math.ceil(self.validation_fraction * n_anchors) * validated

@@ -20,7 +20,7 @@ import scipy.sparse as sp
 import torch
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
-from sknce._base import ENCODER_CONSTRAINT, BaseNCE, auto_batch_size, auto_epochs, common_params
+from sknce._base import ENCODER_CONSTRAINT, BaseNCE, auto_epochs, common_params
 from sknce._callbacks import ChanceAwareEarlyStopping
 from sknce._compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
 from sknce._data import (
@@ -223,12 +223,7 @@ class _BaseDocumentNCE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNC
         keeps its network's. ``max_epochs="auto"``: about 400 gradient steps,
         ``clip(round(400 / steps_per_epoch), 5, 200)``.
         """
-        if continues:
-            batch_size = self.net_.batch_size
-        elif self.batch_size == "auto":
-            batch_size = auto_batch_size(n_documents)
-        else:
-            batch_size = self.batch_size
+        batch_size = self._fit_batch_size(n_documents, continues)
         max_epochs = self.max_epochs
         if max_epochs == "auto":
             max_epochs = auto_epochs(n_train, batch_size, _TARGET_STEPS, (5, 200))

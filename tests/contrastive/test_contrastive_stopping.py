@@ -38,31 +38,29 @@ def test_the_kept_weights_are_those_of_the_best_smoothed_held_out_neighbour_rate
     assert np.mean(y[nearest] == y[held]) == pytest.approx(rates[best])
 
 
-def test_training_stops_after_patience_epochs_without_a_rise(monkeypatch):
-    # Scripted rates, no smoothing: a rise must exceed the best by more than 0.001; a
-    # tie or a smaller rise is a miss but moves the kept epoch on.
-    script = iter([0.5, 0.7, 0.7, 0.6, 0.7005, 0.9, 0.9])
+def _fit_with_scripted_rates(monkeypatch, rates):
+    """A fit whose held-out rate at epoch ``e`` is ``rates[e - 1]``: patience 3, no smoothing."""
+    script = iter(rates)
     monkeypatch.setattr(NeighbourStopping, "_rate", lambda self, net, sampler: next(script))
     monkeypatch.setattr(
         LatentClassNCEEmbedder,
         "_early_stopping",
         lambda self: NeighbourStopping(patience=3, smoothing=0.0),
     )
-    emb = LatentClassNCEEmbedder(max_epochs=20, random_state=0).fit(*_data())
+    return LatentClassNCEEmbedder(max_epochs=20, random_state=0).fit(*_data())
+
+
+def test_training_stops_after_patience_epochs_without_a_rise(monkeypatch):
+    # Scripted rates, no smoothing: a rise must exceed the best by more than 0.001; a
+    # tie or a smaller rise is a miss but moves the kept epoch on.
+    emb = _fit_with_scripted_rates(monkeypatch, [0.5, 0.7, 0.7, 0.6, 0.7005, 0.9, 0.9])
     assert emb.n_iter_ == 5
     assert dict(emb.net_.callbacks_)["early_stopping"].best_epoch_ == 5
 
 
 def test_epochs_with_every_held_out_point_right_are_not_misses(monkeypatch):
     # A small held-out set saturates: a perfect rate is no sign of overfitting.
-    script = iter([0.5, 1.0, 1.0, 1.0, 1.0, 1.0, 0.9, 0.9, 0.9, 1.0])
-    monkeypatch.setattr(NeighbourStopping, "_rate", lambda self, net, sampler: next(script))
-    monkeypatch.setattr(
-        LatentClassNCEEmbedder,
-        "_early_stopping",
-        lambda self: NeighbourStopping(patience=3, smoothing=0.0),
-    )
-    emb = LatentClassNCEEmbedder(max_epochs=20, random_state=0).fit(*_data())
+    emb = _fit_with_scripted_rates(monkeypatch, [0.5, 1.0, 1.0, 1.0, 1.0, 1.0, 0.9, 0.9, 0.9, 1.0])
     assert emb.n_iter_ == 9  # misses at epochs 7-9 only
     assert dict(emb.net_.callbacks_)["early_stopping"].best_epoch_ == 6
 
