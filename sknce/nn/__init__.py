@@ -13,6 +13,7 @@ from sknce.nn._conditional import LabelScorer, TargetEnergy
 from sknce.nn._contrastive import LatentClassScorer, SphereEncoder
 from sknce.nn._documents import BilinearScorer, LinearSkipEncoder, PairScorer
 from sknce.nn._mlp import MLP, DenseInput, InputLinear, output_dim
+from sknce.nn._subwords import SubwordSkipGram
 from sknce.nn._words import ACESkipGram, SharedCentreGenerator, SkipGram, bag_mean
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "SharedCentreGenerator",
     "SkipGram",
     "SphereEncoder",
+    "SubwordSkipGram",
     "TargetEnergy",
     "bag_mean",
     "output_dim",

@@ -241,6 +241,9 @@ class ACESkipGram(nn.Module):
         ``"own"``: a skip-gram generator with its own centre vectors (the paper's);
         ``"discriminator"``: a :class:`SharedCentreGenerator` conditioned on the
         discriminator's input vectors.
+    discriminator : SkipGram or None, default=None
+        The discriminator (e.g. a :class:`~sknce.nn.SubwordSkipGram`); ``None``: a
+        :class:`SkipGram` of ``n_words`` words.
     """
 
     def __init__(
@@ -250,9 +253,10 @@ class ACESkipGram(nn.Module):
         *,
         adversarial: bool = True,
         generator_centre: str = "own",
+        discriminator: SkipGram | None = None,
     ) -> None:
         super().__init__()
-        self.discriminator = SkipGram(n_words, dim)
+        self.discriminator = SkipGram(n_words, dim) if discriminator is None else discriminator
         if not adversarial:
             self.generator = None
         elif generator_centre == "discriminator":

@@ -28,6 +28,12 @@ from sknce.noise import UnigramNoise
 from sknce.words._corpus import Vocabulary, check_restartable, iter_documents, token_error
 from sknce.words._net import ACEConfig, ACENet
 from sknce.words._sampler import CorpusDataset, WordSampler
+from sknce.words._subword_model import (
+    subword_discriminator,
+    subword_vectors,
+    sync_subword_vectors,
+)
+from sknce.words._subword_vectors import SubwordVectors
 from sknce.words._vectors import WordVectors, resolve_init_vectors
 
 __all__ = ["ACEWord2Vec"]
@@ -75,6 +81,25 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         skip-gram (word2vec's).
     window : int, default=5
         Largest distance between a centre word and its context.
+    subwords : bool, default=False
+        fastText's subword model (Bojanowski et al., 2017; gensim's ``FastText``):
+        the input vector of a word is the mean of its own row and the rows of its
+        character n-grams (``min_n`` to ``max_n`` characters of ``<word>``, hashed
+        into ``bucket`` rows by fastText's FNV-1a), each row receiving the whole
+        gradient of the mean. Then ``wv_`` is a :class:`~sknce.words.SubwordVectors`,
+        which gives a vector to any string (the mean of its n-grams' rows), and
+        ``vectors_`` holds each vocabulary word's mean. Trained by the same kernels
+        and objectives, ACE included; ``generator_centre="discriminator"`` and
+        ``partial_fit(update_vocabulary=True)`` adding words are not available with
+        it. ``init_vectors`` then set the words' own rows. See :ref:`subwords`.
+    min_n : int, default=3
+        Shortest character n-gram with ``subwords`` (fastText's ``minn``).
+    max_n : int, default=6
+        Longest character n-gram with ``subwords`` (fastText's ``maxn``; below
+        ``min_n``: words alone).
+    bucket : int, default=2000000
+        Rows of the hashed n-grams with ``subwords`` (fastText's default: 763 MiB of
+        float32 input rows at 100 dimensions; fewer rows share more n-grams).
     shrink_windows : bool, default=True
         Draw each centre word's window uniformly in ``1..window`` (word2vec's
         dynamic window, gensim's ``shrink_windows``); ``False`` always uses
@@ -256,8 +281,9 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         ``partial_fit(..., update_vocabulary=True)`` follow, in order of addition).
     vectors_ : ndarray of shape (n_words, n_components), float32
         The word vectors (the discriminator's input embeddings).
-    wv_ : WordVectors
-        The vectors with their queries and I/O (gensim's ``model.wv``).
+    wv_ : WordVectors or SubwordVectors
+        The vectors with their queries and I/O (gensim's ``model.wv``); a
+        :class:`~sknce.words.SubwordVectors` with ``subwords=True``.
     counts_ : ndarray of shape (n_words,)
         Corpus count of each word.
     noise_ : UnigramNoise
@@ -315,6 +341,10 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "architecture": [StrOptions({"skipgram", "cbow"})],
         "window": [Interval(Integral, 1, None, closed="left")],
+        "subwords": ["boolean"],
+        "min_n": [Interval(Integral, 1, None, closed="left")],
+        "max_n": [Interval(Integral, 0, None, closed="left")],
+        "bucket": [Interval(Integral, 0, None, closed="left")],
         "shrink_windows": ["boolean"],
         "min_count": [Interval(Integral, 1, None, closed="left")],
         "max_vocab_size": [Interval(Integral, 1, None, closed="left"), None],
@@ -350,6 +380,10 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         n_components: int = 100,
         architecture: str = "skipgram",
         window: int = 5,
+        subwords: bool = False,
+        min_n: int = 3,
+        max_n: int = 6,
+        bucket: int = 2000000,
         shrink_windows: bool = True,
         min_count: int = 5,
         max_vocab_size: int | None = None,
@@ -396,6 +430,10 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         self.n_components = n_components
         self.architecture = architecture
         self.window = window
+        self.subwords = subwords
+        self.min_n = min_n
+        self.max_n = max_n
+        self.bucket = bucket
         self.shrink_windows = shrink_windows
         self.min_count = min_count
         self.max_vocab_size = max_vocab_size
@@ -501,9 +539,10 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         """Half-width, times the dimension, of the uniform start of the word vectors.
 
         gensim 4's 1 (uniform in ``[-1/d, 1/d)``) for CBOW, whose input is the mean of
-        several vectors and so starts smaller than one; word2vec's 0.5 for skip-gram.
+        several vectors and so starts smaller than one, and for subwords (fastText's);
+        word2vec's 0.5 for skip-gram.
         """
-        return 1.0 if self.architecture == "cbow" else 0.5
+        return 1.0 if self.architecture == "cbow" or self.subwords else 0.5
 
     def _expected_examples(self, vocab: Vocabulary) -> float:
         """An upper bound of the examples of one epoch (edges of documents have fewer)."""
@@ -542,11 +581,17 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         """Train through the engine: ``max_epochs`` epochs, or one pass (``partial``)."""
 
         def build(device: str):
+            discriminator = None
+            if self.subwords:
+                discriminator = subword_discriminator(
+                    vocab.words, self.n_components, self.min_n, self.max_n, self.bucket
+                )
             module = ACESkipGram(
                 len(vocab),
                 self.n_components,
                 adversarial=self.adversarial,
                 generator_centre=self.generator_centre,
+                discriminator=discriminator,
             )
             with torch.no_grad():  # SkipGram starts at word2vec's +-0.5/d
                 module.discriminator.input_embeddings.weight.mul_(2.0 * self._init_width())
@@ -586,9 +631,19 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         )
         self._set_vocabulary(vocab, noise, self.net_.module_)  # after early stopping's restore
 
+    def _check_subwords(self) -> None:
+        """Errors naming the fix for what the subword model does not do."""
+        if self.subwords and self.adversarial and self.generator_centre == "discriminator":
+            raise ValueError(
+                "generator_centre='discriminator' reads one input row per word, and with "
+                "subwords=True a word's input vector is the mean of several rows; use "
+                "generator_centre='own' (the default) with subwords."
+            )
+
     def _fit(self, X) -> None:
         check_restartable(X)
         self._check_training_params()
+        self._check_subwords()
         if self._continues(False):
             vocab = self._fitted_vocabulary(n_documents=sum(1 for _ in X))
             noise, device = self.noise_, self.net_.device
@@ -630,6 +685,12 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
             return
         if wv is not None:
             wv._forget_norms()  # a held reference may still view the trained weights
+        if self.subwords:
+            self.wv_ = subword_vectors(
+                vocab.words, vocab.counts, module.discriminator, self.min_n, self.max_n
+            )
+            self.vectors_ = self.wv_.vectors
+            return
         self.vectors_, _ = _on_host(module.discriminator.input_embeddings.weight)
         self.wv_ = WordVectors(vocab.words, self.vectors_, counts=vocab.counts)
 
@@ -638,8 +699,13 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
 
         On the CPU they view the weights, which training updates in place: only
         ``wv_``'s cached norms are dropped. From another device the weights are
-        copied into ``vectors_``.
+        copied into ``vectors_``. With subwords the word vectors (means of rows) are
+        recomputed into ``vectors_``.
         """
+        if isinstance(self.wv_, SubwordVectors):
+            sync_subword_vectors(self.wv_, self.net_.module_.discriminator)
+            self.vectors_ = self.wv_.vectors
+            return
         host, is_view = _on_host(self.net_.module_.discriminator.input_embeddings.weight)
         if is_view and np.may_share_memory(host, self.vectors_):
             self.wv_._forget_norms()
@@ -735,6 +801,7 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         if isinstance(X, (str, bytes)):
             check_restartable(X)  # the error for a single string
         self._check_training_params()
+        self._check_subwords()
         first = not hasattr(self, "net_")
         if first or update_vocabulary or self.weighting != "mean":
             check_restartable(X)
@@ -765,6 +832,24 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         self._fit_weighting(X, reset=first)
 
     def _grow_network(self, n_words: int, noise: UnigramNoise):
+        if isinstance(self.wv_, SubwordVectors):
+            return self._renew_subword_noise(n_words, noise)
+        return self._grow_word_network(n_words, noise)
+
+    def _renew_subword_noise(self, n_words: int, noise: UnigramNoise):
+        """The new counts' noise for a subword network, which cannot take new words."""
+        if n_words > len(self.vocabulary_):
+            raise ValueError(
+                f"partial_fit(update_vocabulary=True) found {n_words - len(self.vocabulary_)} "
+                "new words, and a subword model (subwords=True) cannot add words: its n-gram "
+                "rows follow the word rows. Their vectors come from their n-grams already "
+                "(wv_[word]); call partial_fit without update_vocabulary, or fit again."
+            )
+        old_noise = self.net_.noise
+        self.net_.set_noise(noise)
+        return lambda: self.net_.set_noise(old_noise)
+
+    def _grow_word_network(self, n_words: int, noise: UnigramNoise):
         """New rows for new words in every embedding; return the function that undoes it.
 
         Input vectors of new words are drawn as at initialisation (uniform, see

@@ -40,6 +40,7 @@ from sknce.words._generator import (
     reinforce_loss,
 )
 from sknce.words._kernels import sgd_cbow, sgd_pairs
+from sknce.words._subword_kernels import input_bags
 
 __all__ = ["ACEConfig", "ACENet"]
 
@@ -337,6 +338,8 @@ class ACENet(NCENet):
         negatives = inputs["negatives"].numpy()
         offsets = inputs.get("offsets")
         ptr = None if offsets is None else np.append(offsets.numpy(), words.shape[0])
+        # the discriminator's input side: the words, or (subwords) bags of their rows
+        in_words, in_ptr = input_bags(discriminator, words, ptr)
         weights = np.empty((0, negatives.shape[1]), dtype=np.float32)  # all 1
         log_kpn = self._log_kpn()
         proposal = rewards = None
@@ -354,8 +357,8 @@ class ACENet(NCENet):
                 proposal,
                 w_in,
                 w_out,
-                words,
-                ptr,
+                in_words,
+                in_ptr,
                 log_kpn,
                 self.config.reward_temperature,
                 self.config.reward_baseline,
@@ -365,11 +368,11 @@ class ACENet(NCENet):
 
         def run(lo: int, hi: int) -> float:
             chunk_weights = weights[lo:hi] if weights.shape[0] else weights
-            if ptr is None:
+            if in_ptr is None:
                 return sgd_pairs(
                     w_in,
                     w_out,
-                    words[lo:hi],
+                    in_words[lo:hi],
                     positives[lo:hi],
                     negatives[lo:hi],
                     chunk_weights,
@@ -380,8 +383,8 @@ class ACENet(NCENet):
             return sgd_cbow(
                 w_in,
                 w_out,
-                ptr[lo : hi + 1],
-                words,
+                in_ptr[lo : hi + 1],
+                in_words,
                 positives[lo:hi],
                 negatives[lo:hi],
                 chunk_weights,

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["expand_bags", "word_means"]
+__all__ = ["expand_bags", "input_bags", "word_means"]
 
 
 @njit(nogil=True, cache=True)
@@ -94,3 +94,32 @@ def word_means(
         inv = 1.0 / max(hi - lo, 1)
         for k in range(dim):
             out[w, k] = acc[k] * inv
+
+
+def input_bags(
+    discriminator, words: np.ndarray, ptr: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """A batch's input side as the kernels read it: words, or bags of subword rows.
+
+    Parameters
+    ----------
+    discriminator : torch module
+        With a ``subword_table`` method (:class:`~sknce.nn.SubwordSkipGram`), the
+        words become the bags of their rows; otherwise they are returned as given.
+    words : int64 array
+    ptr : int64 array or None
+        The bags' pointer (CBOW), ``None`` for one word per example.
+
+    Returns
+    -------
+    words, ptr
+        For :func:`~sknce.words._kernels.sgd_pairs` (``ptr`` None) or
+        :func:`~sknce.words._kernels.sgd_cbow`.
+    """
+    table = getattr(discriminator, "subword_table", None)
+    if table is None:
+        return words, ptr
+    if ptr is None:
+        ptr = np.arange(words.shape[0] + 1, dtype=np.int64)
+    rows_ptr, rows = expand_bags(*table(), words, ptr)
+    return rows, rows_ptr

@@ -1,0 +1,107 @@
+"""fastText's scorer: word2vec's, with each input word the mean of its subword rows."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+
+from sknce.nn._words import SkipGram, bag_mean
+
+__all__ = ["SubwordSkipGram"]
+
+
+class SubwordSkipGram(SkipGram):
+    r"""The scorer :math:`s(t, c) = u_t^\top v_c` with :math:`u_t` built from subwords.
+
+    :math:`u_t` is the mean of the input rows of word :math:`t`: its own row and
+    the rows of its hashed character n-grams (Bojanowski et al., 2017; the rows
+    of :func:`~sknce.words._subwords.subword_table`); a bag of words (CBOW) is the
+    mean over all the rows of its words. Each row receives the whole gradient of
+    the mean (:func:`~sknce.nn.bag_mean`), as in fastText. The input embeddings
+    have ``n_words + bucket`` rows (words first), the output embeddings
+    ``n_words``. Initialised as :class:`~sknce.nn.SkipGram`.
+
+    Parameters
+    ----------
+    n_words : int
+        Vocabulary size.
+    dim : int
+        Embedding dimension.
+    table_ptr, table_rows : int64 arrays
+        Word ``w``'s input rows are ``table_rows[table_ptr[w]:table_ptr[w + 1]]``.
+    n_rows : int
+        Rows of the input embeddings (``n_words + bucket``).
+    """
+
+    def __init__(
+        self, n_words: int, dim: int, table_ptr: np.ndarray, table_rows: np.ndarray, n_rows: int
+    ) -> None:
+        nn.Module.__init__(self)
+        self.input_embeddings = nn.Embedding(n_rows, dim)
+        self.output_embeddings = nn.Embedding(n_words, dim)
+        with torch.no_grad():
+            self.input_embeddings.weight.uniform_(-0.5 / dim, 0.5 / dim)
+            self.output_embeddings.weight.zero_()
+        self.register_buffer("table_ptr", torch.as_tensor(table_ptr, dtype=torch.int64))
+        self.register_buffer("table_rows", torch.as_tensor(table_rows, dtype=torch.int64))
+
+    @property
+    def n_words(self) -> int:
+        """Vocabulary size (rows of the output embeddings)."""
+        return self.output_embeddings.num_embeddings
+
+    def subword_table(self) -> tuple[np.ndarray, np.ndarray]:
+        """The table as numpy arrays (views on the CPU), for the compiled kernels."""
+        return self.table_ptr.cpu().numpy(), self.table_rows.cpu().numpy()
+
+    def expand(
+        self, words: torch.Tensor, offsets: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The input rows of examples (one word each, or bags) and each example's start.
+
+        Parameters
+        ----------
+        words : LongTensor of shape (n_examples,), or (n_words,) with ``offsets``
+        offsets : LongTensor of shape (n_examples,) or None, default=None
+
+        Returns
+        -------
+        rows : LongTensor
+            The rows of every word, word after word.
+        row_offsets : LongTensor of shape (n_examples,)
+            Start of each example's rows in ``rows``.
+        """
+        starts = self.table_ptr[words]
+        sizes = self.table_ptr[words + 1] - starts
+        word_starts = torch.cumsum(sizes, 0) - sizes
+        word_of = torch.repeat_interleave(torch.arange(words.shape[0], device=words.device), sizes)
+        position = torch.arange(word_of.shape[0], device=words.device) - word_starts[word_of]
+        rows = self.table_rows[starts[word_of] + position]
+        return rows, word_starts if offsets is None else word_starts[offsets]
+
+    def encode(self, words: torch.Tensor, offsets: torch.Tensor | None = None) -> torch.Tensor:
+        """Input vectors of examples: the mean of the rows of their word or bag.
+
+        Parameters
+        ----------
+        words : LongTensor of shape (n_examples,), or (n_words,) with ``offsets``
+        offsets : LongTensor of shape (n_examples,) or None, default=None
+
+        Returns
+        -------
+        Tensor of shape (n_examples, dim)
+        """
+        return bag_mean(self.input_embeddings, *self.expand(words, offsets))
+
+    def forward(self, centres: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        """Scores of ``targets`` given ``centres`` (see :meth:`SkipGram.forward`)."""
+        u = self.encode(centres)
+        v = self.output_embeddings(targets)
+        if targets.dim() == 1:
+            return (u * v).sum(dim=-1)
+        return torch.bmm(v, u.unsqueeze(-1)).squeeze(-1)
+
+    def logits(self, centres: torch.Tensor, candidates: torch.Tensor) -> torch.Tensor:
+        """Scores of every candidate for every centre, one matrix product."""
+        return self.candidate_logits(self.encode(centres), candidates)
