@@ -2,13 +2,32 @@
 
 :class:`ACEWord2Vec` trains word2vec's vectors (skip-gram or CBOW) on a streamed
 corpus, by word2vec's negative sampling, NCE, or ACE's adversarial negatives;
-:class:`WordVectors` holds trained vectors, their queries and word2vec-format I/O.
+:class:`WordVectors` holds trained vectors, their queries and word2vec-format I/O;
+:class:`SubwordVectors` adds fastText's character n-grams (a vector for any string),
+read and written in fastText's ``.bin`` format by :func:`load_facebook_vectors`,
+:func:`load_facebook_model` and :func:`save_facebook_model`.
 ``RULE_DEFAULT``, ``RULE_DISCARD`` and ``RULE_KEEP`` are the values a ``trim_rule``
 returns (gensim's).
 """
 
 from sknce.words._ace import ACEWord2Vec
 from sknce.words._corpus import RULE_DEFAULT, RULE_DISCARD, RULE_KEEP
+from sknce.words._fasttext_format import (
+    load_facebook_model,
+    load_facebook_vectors,
+    save_facebook_model,
+)
+from sknce.words._subword_vectors import SubwordVectors
 from sknce.words._vectors import WordVectors
 
-__all__ = ["RULE_DEFAULT", "RULE_DISCARD", "RULE_KEEP", "ACEWord2Vec", "WordVectors"]
+__all__ = [
+    "RULE_DEFAULT",
+    "RULE_DISCARD",
+    "RULE_KEEP",
+    "ACEWord2Vec",
+    "SubwordVectors",
+    "WordVectors",
+    "load_facebook_model",
+    "load_facebook_vectors",
+    "save_facebook_model",
+]

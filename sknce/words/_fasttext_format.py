@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -72,7 +72,6 @@ class FastTextModel:
     input: np.ndarray
     output: np.ndarray | None = None
     version: int = VERSION
-    extra: dict = field(default_factory=dict)
 
     def vectors(self) -> SubwordVectors:
         """The vectors of any string (gensim's ``load_facebook_vectors``)."""
