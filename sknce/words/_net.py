@@ -40,7 +40,7 @@ from sknce.words._generator import (
     reinforce_loss,
 )
 from sknce.words._kernels import sgd_cbow, sgd_pairs
-from sknce.words._subword_kernels import input_bags
+from sknce.words._subword_kernels import input_bags, sgd_subword_pairs, subword_table_of
 
 __all__ = ["ACEConfig", "ACENet"]
 
@@ -338,7 +338,12 @@ class ACENet(NCENet):
         negatives = inputs["negatives"].numpy()
         offsets = inputs.get("offsets")
         ptr = None if offsets is None else np.append(offsets.numpy(), words.shape[0])
-        # the discriminator's input side: the words, or (subwords) bags of their rows
+        table = subword_table_of(discriminator)
+        if table is not None and ptr is None:
+            # fastText's orientation: a centre word's subwords predict its contexts, so
+            # that its consecutive pairs share their input (see sgd_subword_pairs)
+            words, positives = positives, words
+        # the discriminator's input side as bags of rows (CBOW, and subwords' rewards)
         in_words, in_ptr = input_bags(discriminator, words, ptr)
         weights = np.empty((0, negatives.shape[1]), dtype=np.float32)  # all 1
         log_kpn = self._log_kpn()
@@ -368,11 +373,24 @@ class ACENet(NCENet):
 
         def run(lo: int, hi: int) -> float:
             chunk_weights = weights[lo:hi] if weights.shape[0] else weights
-            if in_ptr is None:
+            if table is not None and ptr is None:
+                return sgd_subword_pairs(
+                    w_in,
+                    w_out,
+                    *table,
+                    words[lo:hi],
+                    positives[lo:hi],
+                    negatives[lo:hi],
+                    chunk_weights,
+                    log_kpn,
+                    lr,
+                    lr,
+                )
+            if ptr is None:
                 return sgd_pairs(
                     w_in,
                     w_out,
-                    in_words[lo:hi],
+                    words[lo:hi],
                     positives[lo:hi],
                     negatives[lo:hi],
                     chunk_weights,

@@ -11,16 +11,21 @@ from sknce.losses import negative_sampling
 from sknce.nn import SubwordSkipGram
 from sknce.words import SubwordVectors, load_facebook_vectors, save_facebook_model
 from sknce.words._kernels import sgd_cbow
-from sknce.words._subword_kernels import expand_bags, input_bags, word_means
+from sknce.words._subword_kernels import (
+    expand_bags,
+    input_bags,
+    sgd_subword_pairs,
+    word_means,
+)
 from sknce.words._subwords import ft_hash, ngrams, subword_table
 
 WORDS = ["walk", "walked", "talking", "cat", "dog", "dogs"]
 BUCKET, DIM = 23, 5
 
 
-def _module(seed=0):
-    ptr, rows = subword_table(WORDS, 3, 5, BUCKET)
-    module = SubwordSkipGram(len(WORDS), DIM, ptr, rows, len(WORDS) + BUCKET)
+def _module(seed=0, bucket=BUCKET):
+    ptr, rows = subword_table(WORDS, 3, 5, bucket)
+    module = SubwordSkipGram(len(WORDS), DIM, ptr, rows, len(WORDS) + bucket)
     generator = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         module.input_embeddings.weight.normal_(0, 0.5, generator=generator)
@@ -90,6 +95,32 @@ def test_kernel_step_is_minus_lr_times_the_subword_gradient(cbow):
     assert kernel_loss == pytest.approx(float(loss.detach()), rel=1e-4)
     np.testing.assert_allclose(w_in - before_in, -lr * w.grad.numpy(), atol=2e-6)
     np.testing.assert_allclose(w_out - before_out, -lr * v.grad.numpy(), atol=2e-6)
+
+
+def test_runs_of_one_input_word_equal_per_pair_steps():
+    """Pairs sharing an input word read its rows once: the same as one step per pair."""
+    module = _module(seed=1, bucket=100003)
+    ptr, rows = module.subword_table()
+    for w in range(len(WORDS)):  # the shortcut is exact for distinct rows
+        assert len(set(rows[ptr[w] : ptr[w + 1]])) == ptr[w + 1] - ptr[w]
+    inputs = np.array([2, 2, 2, 0, 0, 2], dtype=np.int64)
+    outputs = np.array([4, 5, 1, 3, 3, 0], dtype=np.int64)
+    negatives = np.random.default_rng(0).integers(0, len(WORDS), size=(6, 3))
+    weights = np.empty((0, 3), dtype=np.float32)
+    log_kpn = np.random.default_rng(1).normal(size=len(WORDS)).astype(np.float32)
+    w_in = module.input_embeddings.weight.detach().numpy()
+    w_out = module.output_embeddings.weight.detach().numpy()
+    a_in, a_out, b_in, b_out = w_in.copy(), w_out.copy(), w_in.copy(), w_out.copy()
+    loss_a = sgd_subword_pairs(
+        a_in, a_out, ptr, rows, inputs, outputs, negatives, weights, log_kpn, 0.1, 0.05
+    )
+    in_words, in_ptr = input_bags(module, inputs, None)
+    loss_b = sgd_cbow(
+        b_in, b_out, in_ptr, in_words, outputs, negatives, weights, log_kpn, 0.1, 0.05
+    )
+    assert loss_a == pytest.approx(loss_b, rel=1e-5)
+    np.testing.assert_allclose(a_in, b_in, atol=1e-6)
+    np.testing.assert_allclose(a_out, b_out, atol=1e-6)
 
 
 # --- the estimator -----------------------------------------------------------------------
