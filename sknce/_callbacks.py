@@ -230,7 +230,9 @@ def _magnitude(param: torch.Tensor) -> float:
     """Largest absolute value of a parameter (NaN if it holds a NaN; 0 if empty)."""
     if not param.numel():
         return 0.0
-    return float(param.detach().abs().max())
+    param = param.detach()
+    # two reductions, no temporary copy of |param| (fastText-sized tables hold ~1 GB)
+    return float(torch.maximum(param.max(), -param.min()))
 
 
 class LinearDecay(Callback):
