@@ -127,9 +127,7 @@ class ACEMiner(Miner):
     def compiled(self, net) -> CompiledGenerator:
         """The compiled twin of the generator, for the kernel step."""
         if self._compiled is None:
-            self._compiled = CompiledGenerator(
-                self.module(net), net.noise, net.noise.n_categories
-            )
+            self._compiled = CompiledGenerator(self.module(net), net.noise, net.noise.n_categories)
         return self._compiled
 
     def mine(self, net, inputs: dict, targets: Targets) -> tuple[dict, Targets]:
