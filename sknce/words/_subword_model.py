@@ -1,7 +1,8 @@
-"""ACEWord2Vec's subword model: its discriminator and its vectors.
+"""ACEWord2Vec's subword model: its discriminator, its kernel step and its vectors.
 
 With ``subwords=True`` the discriminator is a :class:`~sknce.nn.SubwordSkipGram`
-over the vocabulary's subword table, and the estimator's ``wv_`` is a
+over the vocabulary's subword table, trained on the CPU with plain SGD by
+:class:`SubwordKernelStep`, and the estimator's ``wv_`` is a
 :class:`~sknce.words.SubwordVectors` viewing its input rows (on the CPU), so that
 training moves them in place; :func:`sync_subword_vectors` renews the word
 vectors (the means) from them.
@@ -12,10 +13,60 @@ from __future__ import annotations
 import numpy as np
 
 from sknce.nn import SubwordSkipGram
+from sknce.words._net import ACEKernelStep
+from sknce.words._subword_kernels import input_bags, sgd_subword_pairs, subword_table_of
 from sknce.words._subword_vectors import SubwordVectors
 from sknce.words._subwords import subword_table
 
-__all__ = ["subword_discriminator", "subword_vectors", "sync_subword_vectors"]
+__all__ = [
+    "SubwordKernelStep",
+    "subword_discriminator",
+    "subword_vectors",
+    "sync_subword_vectors",
+]
+
+
+class SubwordKernelStep(ACEKernelStep):
+    """ACE's kernel step for a subword discriminator (NCE and ACE alike).
+
+    Skip-gram pairs are trained in fastText's orientation, the centre word's subwords
+    predicting each context word (the sampler gives word2vec's, the context word
+    predicting the centre word), so that the pairs of one centre word share their
+    input and :func:`~sknce.words._subword_kernels.sgd_subword_pairs` reads its rows
+    once; the generator then proposes negatives given the centre word. A CBOW
+    example's bag becomes the rows of all its context words, trained by
+    :func:`~sknce.words._kernels.sgd_cbow`. The rewards of ACE's samples score the
+    discriminator's subword inputs.
+    """
+
+    def prepare(self, net, inputs: dict, targets):
+        if "offsets" not in inputs:
+            inputs = {**inputs, "words": inputs["positives"], "positives": inputs["words"]}
+        state = super().prepare(net, inputs, targets)
+        if state.ptr is not None:
+            state.words, state.ptr = self.input_side(net, state)
+        return state
+
+    def input_side(self, net, state):
+        return input_bags(net.module_.discriminator, state.words, state.ptr)
+
+    def kernel(self, net, state, lo: int, hi: int, lr: float) -> float:
+        if state.ptr is not None:
+            return super().kernel(net, state, lo, hi, lr)
+        discriminator = net.module_.discriminator
+        weights = state.weights[lo:hi] if state.weights.shape[0] else state.weights
+        return sgd_subword_pairs(
+            discriminator.input_embeddings.weight.detach().numpy(),
+            discriminator.output_embeddings.weight.detach().numpy(),
+            *subword_table_of(discriminator),
+            state.words[lo:hi],
+            state.positives[lo:hi],
+            state.negatives[lo:hi],
+            weights,
+            state.log_kpn,
+            lr,
+            lr,
+        )
 
 
 def subword_discriminator(
