@@ -17,6 +17,7 @@ from sknce.words._subword_kernels import (
     sgd_subword_pairs,
     word_means,
 )
+from sknce.words._subword_model import SubwordKernelStep
 from sknce.words._subwords import ft_hash, ngrams, subword_table
 
 WORDS = ["walk", "walked", "talking", "cat", "dog", "dogs"]
@@ -185,6 +186,7 @@ def test_fitted_vectors_are_means_of_the_trained_rows():
     _, _, docs = _planted()
     model = _fit(docs, max_epochs=2)
     wv = model.wv_
+    assert isinstance(model.net_.step_, SubwordKernelStep)
     assert isinstance(wv, SubwordVectors) and wv.bucket == 2000
     weight = model.net_.module_.discriminator.input_embeddings.weight.detach().numpy()
     n = len(model.vocabulary_)
@@ -203,6 +205,7 @@ def test_fitted_vectors_are_means_of_the_trained_rows():
 def test_autograd_path_and_pickle():
     stems, _, docs = _planted()
     model = _fit(docs, max_epochs=2, optimizer=torch.optim.Adam, lr=0.01)
+    assert not isinstance(model.net_.step_, SubwordKernelStep)
     assert np.isfinite(model.history_[-1]["train_loss"])
     clone = pickle.loads(pickle.dumps(model))
     np.testing.assert_array_equal(clone.wv_[stems[0] + "ness"], model.wv_[stems[0] + "ness"])
