@@ -66,6 +66,7 @@ SKNCE_PARAMS = {
     "words": dict(adversarial=False),
 }
 DEFAULT_METHODS = ["gensim_ft", "sw_nce", "sw_ace", "gensim_ft_cbow", "sw_cbow", "words"]
+TITLE = "Subword vectors on the gensim Wikipedia excerpt (median time, mean quality)"
 SETS = {"ws353": wordsim353_path, "simlex": simlex999_path}
 
 
@@ -250,6 +251,12 @@ def main() -> None:
         except ImportError:
             pass
     corpus()  # parse once before any timed run
+    params = {"seeds": args.seeds, "epochs": args.epochs, "bucket": args.bucket}
+    params |= COMMON | NGRAMS
+    note = (
+        "2 cores shared with other engineers' jobs; 'load' is the 1-minute load average "
+        "before each run"
+    )
     rows = []
     for seed in range(args.seeds):
         for method in methods:
@@ -258,21 +265,13 @@ def main() -> None:
             rows.append({"method": METHODS[method], "key": method, "seed": seed, "load": load})
             rows[-1].update(result)
             print(format_table([rows[-1]]), flush=True)
-    report(
-        args.name,
-        summarise(rows),
-        title="Subword vectors on the gensim Wikipedia excerpt (median time, mean quality)",
-        params={
-            "seeds": args.seeds,
-            "epochs": args.epochs,
-            "bucket": args.bucket,
-            **COMMON,
-            **NGRAMS,
-            "runs": rows,
-            "note": "2 cores shared with other engineers' jobs; 'load' is the 1-minute load "
-            "average before each run",
-        },
-    )
+            # saved after every run, so that an interrupted benchmark keeps what it measured
+            report(
+                args.name,
+                summarise(rows),
+                title=TITLE,
+                params={**params, "runs": rows, "note": note},
+            )
 
 
 if __name__ == "__main__":
