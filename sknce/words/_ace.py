@@ -1079,7 +1079,8 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         Raises
         ------
         KeyError
-            For a word not in the vocabulary.
+            For a word not in the vocabulary (with ``subwords``, any string has a
+            vector: its n-grams').
         """
         check_is_fitted(self)
         return self.wv_.most_similar(
@@ -1101,7 +1102,8 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         Raises
         ------
         KeyError
-            For a word not in the vocabulary.
+            For a word not in the vocabulary (with ``subwords``, any string has a
+            vector: its n-grams').
         """
         check_is_fitted(self)
         return self.wv_.similarity(a, b)
