@@ -30,6 +30,9 @@ Run::
 
     flock /tmp/sknce-bench.lock .venv/bin/python benchmarks/bench_subwords.py --seeds 1
     .venv/bin/python benchmarks/bench_subwords.py --quick   # 2 epochs, 100,000 buckets
+
+The environment variable ``SKNCE_PARAMS`` (JSON) overrides parameters of the
+sknce methods, for screens (e.g. ``SKNCE_PARAMS='{"lr": 0.05}'``).
 """
 
 from __future__ import annotations
@@ -154,6 +157,7 @@ def fit(method: str, epochs: int, seed: int, bucket: int):
     from sknce import ACEWord2Vec
 
     params = {**SKNCE_PARAMS[method], "random_state": seed, "max_epochs": epochs, **COMMON}
+    params |= json.loads(os.environ.get("SKNCE_PARAMS", "{}"))
     if params.get("subwords"):
         params.update(bucket=bucket, **NGRAMS)
     # compile (or load from cache) the numba kernels outside the timed fit
