@@ -17,8 +17,8 @@ def _table(n_rows: int, dim: int) -> np.ndarray:
     """An uninitialised float32 matrix, in transparent huge pages where Linux offers them.
 
     The n-gram rows are read at random all over a table of ~1 GB: with 4 KiB pages
-    nearly every row costs a TLB miss, and 2 MiB pages make a subword step 20-40%
-    faster (``benchmarks/README.md``). Elsewhere an ordinary array.
+    nearly every row costs a TLB miss, which 2 MiB pages spare (see
+    ``benchmarks/README.md``). Elsewhere an ordinary array.
     """
     size = n_rows * dim * 4
     if size < (1 << 24) or not hasattr(mmap, "MADV_HUGEPAGE"):
