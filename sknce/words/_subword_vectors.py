@@ -303,6 +303,70 @@ class SubwordVectors(WordVectors):
         oov_ratio = oov / max(n_pairs, 1) * 100
         return stats.pearsonr(gold, model), stats.spearmanr(gold, model), oov_ratio
 
+    def add_vectors(self, keys, weights, extras=None, replace: bool = False) -> None:
+        """Not available: a word of SubwordVectors is its own row and its n-gram rows.
+
+        Raises
+        ------
+        TypeError
+            Always; ``WordVectors(wv.index_to_key, wv.vectors)`` gives word vectors
+            that take new words.
+        """
+        raise TypeError(
+            "SubwordVectors cannot add words: a word's vector is made of its own row and its "
+            "n-gram rows. Add them to WordVectors(wv.index_to_key, wv.vectors) instead."
+        )
+
+    def save(self, path) -> None:
+        """Save as a fastText ``.bin`` file (:func:`~sknce.words.save_facebook_model`).
+
+        The output vectors are written as zeros; :meth:`load` reads the file back.
+
+        Parameters
+        ----------
+        path : str or path-like
+        """
+        from sknce.words._fasttext_format import save_facebook_model
+
+        save_facebook_model(path, self)
+
+    @classmethod
+    def load(cls, path, mmap: str | None = None) -> SubwordVectors:
+        """Load a fastText ``.bin`` file (:func:`~sknce.words.load_facebook_vectors`).
+
+        Parameters
+        ----------
+        path : str or path-like
+        mmap : None, default=None
+            Only ``None``: the file is read into memory.
+
+        Returns
+        -------
+        SubwordVectors
+        """
+        from sknce.words._fasttext_format import load_facebook_vectors
+
+        if mmap is not None:
+            raise ValueError(
+                f"mmap={mmap!r}: a fastText .bin file is read into memory; pass mmap=None."
+            )
+        return load_facebook_vectors(path)
+
+    @classmethod
+    def load_word2vec_format(cls, *args, **kwargs) -> WordVectors:
+        """Read a word2vec-format file, which holds no n-grams, as :class:`WordVectors`.
+
+        Parameters
+        ----------
+        *args, **kwargs
+            Those of :meth:`WordVectors.load_word2vec_format`.
+
+        Returns
+        -------
+        WordVectors
+        """
+        return WordVectors.load_word2vec_format(*args, **kwargs)
+
     def save_facebook_vec(self, path) -> None:
         """Write the vocabulary's vectors in fastText's ``.vec`` text format.
 

@@ -206,3 +206,16 @@ def test_save_facebook_vec_is_word2vec_text(tmp_path):
     back = WordVectors.load_word2vec_format(tmp_path / "v.vec")
     assert back.index_to_key == wv.index_to_key
     np.testing.assert_allclose(back.vectors, wv.vectors)
+
+
+def test_save_load_and_what_subword_vectors_refuse(tmp_path):
+    wv = _vectors()
+    wv.save(tmp_path / "wv.bin")
+    back = SubwordVectors.load(tmp_path / "wv.bin")
+    assert back.index_to_key == wv.index_to_key
+    np.testing.assert_array_equal(back.vectors_ngrams, wv.vectors_ngrams)
+    np.testing.assert_allclose(back["walking"], wv["walking"])
+    with pytest.raises(TypeError, match="cannot add words"):
+        wv["new"] = np.zeros(4)
+    wv.save_word2vec_format(tmp_path / "w.txt")
+    assert type(SubwordVectors.load_word2vec_format(tmp_path / "w.txt")) is WordVectors
