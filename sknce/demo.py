@@ -24,7 +24,6 @@ import argparse
 import sys
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 
@@ -185,9 +184,7 @@ def run_demo(
     texts = None
     if corpus == "wiki":
         try:
-            texts, y = datasets.load_wiki_chunks(
-                n_articles=n_articles or (25 if quick else None)
-            )
+            texts, y = datasets.load_wiki_chunks(n_articles=n_articles or (25 if quick else None))
         except ImportError as error:
             print(
                 f"      gensim is missing ({error}); the real-text corpus is unavailable. "

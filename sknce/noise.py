@@ -98,7 +98,8 @@ class CategoricalNoise:
         self.n_categories = self.probs.shape[0]
         accept, alias = alias_tables(self.probs)
         # 8 bytes a category (float32 + int32): at 10^6 categories the random gathers
-        # are memory-bound, and the narrower alias table is ~30% faster than int64.
+        # are memory-bound, so the narrower alias table is the faster one (figures in
+        # benchmarks/README.md, "Figures moved out of the code").
         self._accept = torch.as_tensor(accept, dtype=torch.float32)
         self._alias = torch.as_tensor(alias, dtype=torch.int32)
         with np.errstate(divide="ignore"):

@@ -46,7 +46,8 @@ _COUNTS_FIX = (
 _MAX_LOG_ODDS = 80.0
 
 #: Largest (documents x landmarks x hidden units) block built at once by the landmark
-#: transform: 1 MiB of float32, cache-sized (6x faster than 32 MiB blocks for M=1000, H=512).
+#: transform: 1 MiB of float32, cache-sized (see benchmarks/README.md, "Figures moved out
+#: of the code").
 _PAIR_BLOCK = 1 << 18
 
 #: Gradient steps that ``max_epochs="auto"`` aims at.
