@@ -328,6 +328,8 @@ class BaseNCE(BaseEstimator):
         """Width of the learned embedding, as the fitted network's scorer states it."""
         module = getattr(getattr(self, "net_", None), "module_", None)
         width = getattr(getattr(module, "module", module), "n_components", None)
+        if width is None:  # an estimator pickled before its scorer stated the width
+            width = vars(self).get("n_components_")
         if width is None:
             raise AttributeError(f"{type(self).__name__} has no attribute 'n_components_'")
         return width
