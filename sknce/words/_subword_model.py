@@ -20,6 +20,7 @@ from sknce.words._subwords import subword_table
 
 __all__ = [
     "SubwordKernelStep",
+    "renew_subword_noise",
     "subword_discriminator",
     "subword_vectors",
     "sync_subword_vectors",
@@ -132,3 +133,21 @@ def sync_subword_vectors(wv: SubwordVectors, discriminator: SubwordSkipGram) -> 
         n = len(wv)
         wv.vectors_vocab, wv.vectors_ngrams = host[:n], host[n:]
     wv.adjust_vectors()
+
+
+def renew_subword_noise(net, n_words: int, n_grown: int, noise):
+    """Take the noise of updated counts; return the function that undoes it.
+
+    A subword network cannot take new words (its n-gram rows follow the word rows):
+    ``n_grown > n_words`` is an error naming the way out.
+    """
+    if n_grown > n_words:
+        raise ValueError(
+            f"partial_fit(update_vocabulary=True) found {n_grown - n_words} new words, and a "
+            "subword model (subwords=True) cannot add words: its n-gram rows follow the word "
+            "rows. Their vectors come from their n-grams already (wv_[word]); call "
+            "partial_fit without update_vocabulary, or fit again."
+        )
+    old_noise = net.noise
+    net.set_noise(noise)
+    return lambda: net.set_noise(old_noise)
