@@ -12,12 +12,12 @@ returns (gensim's).
 
 from sknce.words._ace import ACEWord2Vec
 from sknce.words._corpus import RULE_DEFAULT, RULE_DISCARD, RULE_KEEP
-from sknce.words._fasttext_format import (
-    load_facebook_model,
+from sknce.words._fasttext_format import load_facebook_model
+from sknce.words._subword_vectors import (
+    SubwordVectors,
     load_facebook_vectors,
     save_facebook_model,
 )
-from sknce.words._subword_vectors import SubwordVectors
 from sknce.words._vectors import WordVectors
 
 __all__ = [

@@ -28,9 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sknce.words._subword_vectors import SubwordVectors
-
-__all__ = ["FastTextModel", "load_facebook_model", "load_facebook_vectors", "save_facebook_model"]
+__all__ = ["FastTextModel", "load_facebook_model", "write_facebook_model"]
 
 #: fastText's file magic and the version written (``fasttext.cc``).
 MAGIC = 793712314
@@ -72,18 +70,6 @@ class FastTextModel:
     input: np.ndarray
     output: np.ndarray | None = None
     version: int = VERSION
-
-    def vectors(self) -> SubwordVectors:
-        """The vectors of any string (gensim's ``load_facebook_vectors``)."""
-        n = len(self.words)
-        return SubwordVectors(
-            self.words,
-            self.input[:n],
-            self.input[n:],
-            min_n=self.args["minn"],
-            max_n=self.args["maxn"],
-            counts=self.counts,
-        )
 
 
 class _Reader:
@@ -190,44 +176,36 @@ def load_facebook_model(
     return FastTextModel(args, words, counts, ntokens, matrix, output, version)
 
 
-def load_facebook_vectors(path: str | os.PathLike, encoding: str = "utf-8") -> SubwordVectors:
-    """The vectors of a fastText ``.bin`` file: a vector for any string.
-
-    gensim's ``load_facebook_vectors``: equal vectors for the vocabulary's words and
-    for any other string.
-
-    Parameters
-    ----------
-    path : str or path-like
-    encoding : str, default="utf-8"
-
-    Returns
-    -------
-    SubwordVectors
-    """
-    return load_facebook_model(path, encoding=encoding, full_model=False).vectors()
-
-
-def save_facebook_model(
+def write_facebook_model(
     path: str | os.PathLike,
-    wv: SubwordVectors,
+    words: list,
+    counts: np.ndarray,
+    vectors_vocab: np.ndarray,
+    vectors_ngrams: np.ndarray,
+    min_n: int,
+    max_n: int,
     output: np.ndarray | None = None,
     *,
     args: dict | None = None,
     ntokens: int | None = None,
     encoding: str = "utf-8",
 ) -> None:
-    """Write vectors (and output vectors) as a fastText ``.bin`` file (version 12).
+    """Write word rows, n-gram rows and output vectors as a fastText ``.bin`` file.
 
-    The layout of gensim's ``save_facebook_model``, which fastText reads: the
-    header, the dictionary (words and counts), the word rows then the n-gram rows
-    as the input matrix, and the output matrix. Written under a temporary name
-    and renamed.
+    The layout of gensim's ``save_facebook_model`` (version 12), which fastText
+    reads: the header, the dictionary (words and counts), the word rows then the
+    n-gram rows as the input matrix, and the output matrix. Written under a
+    temporary name and renamed. :func:`~sknce.words.save_facebook_model` writes a
+    :class:`~sknce.words.SubwordVectors` with it.
 
     Parameters
     ----------
     path : str or path-like
-    wv : SubwordVectors
+    words : list of str
+    counts : int array of shape (n_words,)
+    vectors_vocab : float32 array of shape (n_words, dim)
+    vectors_ngrams : float32 array of shape (bucket, dim)
+    min_n, max_n : int
     output : array-like of shape (n_words, dim) or None, default=None
         The output vectors; zeros when ``None`` (then fastText cannot continue
         training from the file, but every vector is there).
@@ -235,7 +213,7 @@ def save_facebook_model(
         Header fields under fastText's names (see :class:`FastTextModel`); the
         missing ones take fastText's defaults for a skip-gram model with
         negative sampling, and ``dim``, ``bucket``, ``minn``, ``maxn`` always
-        come from ``wv``.
+        come from the vectors.
     ntokens : int or None, default=None
         Tokens of the corpus; default the sum of the word counts.
     encoding : str, default="utf-8"
@@ -245,7 +223,8 @@ def save_facebook_model(
     ValueError
         If a word holds a NUL character or ``output`` has the wrong shape.
     """
-    n_words, dim = wv.vectors_vocab.shape
+    n_words, dim = vectors_vocab.shape
+    bucket = vectors_ngrams.shape[0]
     header = {
         "ws": 5,
         "epoch": 5,
@@ -258,12 +237,11 @@ def save_facebook_model(
         "t": 1e-4,
         **(args or {}),
         "dim": dim,
-        "bucket": wv.bucket,
-        "minn": wv.min_n,
-        "maxn": wv.max_n,
+        "bucket": bucket,
+        "minn": min_n,
+        "maxn": max_n,
     }
-    counts = wv.expandos.get("count")
-    counts = np.ones(n_words, dtype=np.int64) if counts is None else np.asarray(counts)
+    counts = np.asarray(counts)
     if output is None:
         output = np.zeros((n_words, dim), dtype=np.float32)
     output = np.ascontiguousarray(output, dtype=np.float32)
@@ -280,7 +258,7 @@ def save_facebook_model(
             out.write(struct.pack("@3i", n_words, n_words, 0))
             total = int(counts.sum()) if ntokens is None else int(ntokens)
             out.write(struct.pack("@2q", total, -1))
-            for word, count in zip(wv.index_to_key, counts):
+            for word, count in zip(words, counts):
                 data = word.encode(encoding)
                 if b"\x00" in data:
                     raise ValueError(
@@ -289,9 +267,9 @@ def save_facebook_model(
                     )
                 out.write(data + b"\x00" + struct.pack("@qb", int(count), 0))
             # fastText writes the flag alone: no padding before the sizes
-            out.write(struct.pack("@?", False) + struct.pack("@2q", n_words + wv.bucket, dim))
-            out.write(np.ascontiguousarray(wv.vectors_vocab, dtype=np.float32).tobytes())
-            out.write(np.ascontiguousarray(wv.vectors_ngrams, dtype=np.float32).tobytes())
+            out.write(struct.pack("@?", False) + struct.pack("@2q", n_words + bucket, dim))
+            out.write(np.ascontiguousarray(vectors_vocab, dtype=np.float32).tobytes())
+            out.write(np.ascontiguousarray(vectors_ngrams, dtype=np.float32).tobytes())
             out.write(struct.pack("@?", False) + struct.pack("@2q", n_words, dim))
             out.write(output.tobytes())
         os.replace(tmp, path)

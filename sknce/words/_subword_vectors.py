@@ -17,12 +17,13 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 from scipy import stats
 
+from sknce.words._fasttext_format import load_facebook_model, write_facebook_model
 from sknce.words._io import iter_word_pairs
 from sknce.words._subword_kernels import word_means
 from sknce.words._subwords import ngram_buckets, subword_table
 from sknce.words._vectors import WordVectors, _ensure_list, _unitvec
 
-__all__ = ["SubwordVectors"]
+__all__ = ["SubwordVectors", "load_facebook_vectors", "save_facebook_model"]
 
 
 class SubwordVectors(WordVectors):
@@ -326,8 +327,6 @@ class SubwordVectors(WordVectors):
         ----------
         path : str or path-like
         """
-        from sknce.words._fasttext_format import save_facebook_model
-
         save_facebook_model(path, self)
 
     @classmethod
@@ -344,8 +343,6 @@ class SubwordVectors(WordVectors):
         -------
         SubwordVectors
         """
-        from sknce.words._fasttext_format import load_facebook_vectors
-
         if mmap is not None:
             raise ValueError(
                 f"mmap={mmap!r}: a fastText .bin file is read into memory; pass mmap=None."
@@ -379,3 +376,75 @@ class SubwordVectors(WordVectors):
         path : str or path-like
         """
         self.save_word2vec_format(path, binary=False)
+
+
+def load_facebook_vectors(path: str | os.PathLike, encoding: str = "utf-8") -> SubwordVectors:
+    """The vectors of a fastText ``.bin`` file: a vector for any string.
+
+    gensim's ``load_facebook_vectors``: equal vectors for the vocabulary's words and
+    for any other string (see :mod:`sknce.words._fasttext_format` for the layouts
+    read).
+
+    Parameters
+    ----------
+    path : str or path-like
+    encoding : str, default="utf-8"
+
+    Returns
+    -------
+    SubwordVectors
+    """
+    model = load_facebook_model(path, encoding=encoding, full_model=False)
+    n = len(model.words)
+    return SubwordVectors(
+        model.words,
+        model.input[:n],
+        model.input[n:],
+        min_n=model.args["minn"],
+        max_n=model.args["maxn"],
+        counts=model.counts,
+    )
+
+
+def save_facebook_model(
+    path: str | os.PathLike,
+    wv: SubwordVectors,
+    output: np.ndarray | None = None,
+    *,
+    args: dict | None = None,
+    ntokens: int | None = None,
+    encoding: str = "utf-8",
+) -> None:
+    """Write vectors (and output vectors) as a fastText ``.bin`` file (version 12).
+
+    As gensim's ``save_facebook_model``; fastText and gensim read the file.
+
+    Parameters
+    ----------
+    path : str or path-like
+    wv : SubwordVectors
+    output : array-like of shape (n_words, dim) or None, default=None
+        The output vectors; zeros when ``None``.
+    args : dict or None, default=None
+        Header fields under fastText's names
+        (:func:`~sknce.words._fasttext_format.write_facebook_model`).
+    ntokens : int or None, default=None
+        Tokens of the corpus; default the sum of the word counts.
+    encoding : str, default="utf-8"
+    """
+    counts = wv.expandos.get("count")
+    if counts is None:
+        counts = np.ones(len(wv), dtype=np.int64)
+    write_facebook_model(
+        path,
+        wv.index_to_key,
+        counts,
+        wv.vectors_vocab,
+        wv.vectors_ngrams,
+        wv.min_n,
+        wv.max_n,
+        output,
+        args=args,
+        ntokens=ntokens,
+        encoding=encoding,
+    )

@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from sknce.words import SubwordVectors, WordVectors
-from sknce.words._fasttext_format import (
+from sknce.words import (
+    SubwordVectors,
+    WordVectors,
     load_facebook_model,
     load_facebook_vectors,
     save_facebook_model,
