@@ -233,6 +233,7 @@ def summarise(rows: list[dict]) -> list[dict]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=1)
+    parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--epochs", type=int, default=20)
     parser.add_argument("--bucket", type=int, default=2000000)
     parser.add_argument("--methods", nargs="+", default=None, choices=list(METHODS))
@@ -255,14 +256,15 @@ def main() -> None:
         except ImportError:
             pass
     corpus()  # parse once before any timed run
-    params = {"seeds": args.seeds, "epochs": args.epochs, "bucket": args.bucket}
+    params = {"seeds": args.seeds, "first_seed": args.first_seed, "epochs": args.epochs}
+    params["bucket"] = args.bucket
     params |= COMMON | NGRAMS
     note = (
         "2 cores shared with other engineers' jobs; 'load' is the 1-minute load average "
         "before each run"
     )
     rows = []
-    for seed in range(args.seeds):
+    for seed in range(args.first_seed, args.first_seed + args.seeds):
         for method in methods:
             load = os.getloadavg()[0]
             result = in_subprocess(method, args.epochs, seed, args.bucket)
