@@ -39,7 +39,24 @@ __all__ = [
 _REDUCTIONS = ("mean", "sum", "none")
 
 
-def _reduce(loss: torch.Tensor, reduction: str) -> torch.Tensor:
+def _reduce(
+    loss: torch.Tensor, reduction: str, sample_weight: torch.Tensor | None = None
+) -> torch.Tensor:
+    """Reduce per-example losses, each multiplied by its ``sample_weight`` first.
+
+    The weighted mean divides by the batch size, not by the sum of the weights: the
+    estimators scale the weights to mean 1 over the training set, so that a batch's loss
+    stays an unbiased estimate of the weighted objective and a batch of zero weights
+    counts as zero (not 0 / 0).
+    """
+    if sample_weight is not None:
+        if sample_weight.shape != loss.shape[:1]:
+            raise ValueError(
+                f"sample_weight must have shape (batch,) = ({loss.shape[0]},), got "
+                f"{tuple(sample_weight.shape)}; pass one weight per example."
+            )
+        weight = sample_weight.to(loss.dtype)
+        loss = loss * weight.reshape(-1, *([1] * (loss.dim() - 1)))
     if reduction == "mean":
         return loss.mean()
     if reduction == "sum":
@@ -75,6 +92,7 @@ def ranking_nce(
     pos_log_noise: torch.Tensor | None = None,
     neg_log_noise: torch.Tensor | None = None,
     *,
+    sample_weight: torch.Tensor | None = None,
     reduction: str = "mean",
 ) -> torch.Tensor:
     r"""Ranking NCE loss, minus :math:`L_R^n` of Ma & Collins (2018), Figure 1.
@@ -97,6 +115,9 @@ def ranking_nce(
     pos_log_noise, neg_log_noise : Tensor or None, default=None
         :math:`\log p_N` of the positives and negatives. ``None`` skips the
         correction (the InfoNCE / sampled-softmax-without-correction form).
+    sample_weight : Tensor of shape (batch,) or None, default=None
+        A weight multiplying each example's loss before the reduction (``None``
+        means 1); the ``"mean"`` divides the weighted sum by the batch size.
     reduction : {"mean", "sum", "none"}, default="mean"
         How the per-example losses are combined: their mean, their sum, or none
         (a tensor of shape (batch,)).
@@ -111,7 +132,7 @@ def ranking_nce(
     neg = _corrected(neg_scores, neg_log_noise)
     logits = torch.cat([pos.unsqueeze(1), neg], dim=1)
     loss = torch.logsumexp(logits, dim=1) - pos
-    return _reduce(loss, reduction)
+    return _reduce(loss, reduction, sample_weight)
 
 
 def binary_nce(
@@ -122,6 +143,7 @@ def binary_nce(
     gamma: torch.Tensor | float = 0.0,
     *,
     neg_weights: torch.Tensor | None = None,
+    sample_weight: torch.Tensor | None = None,
     reduction: str = "mean",
 ) -> torch.Tensor:
     r"""Binary NCE loss, minus :math:`L_B^n` of Ma & Collins (2018), Figure 1.
@@ -148,6 +170,9 @@ def binary_nce(
         The (learned) log-normaliser :math:`\gamma`.
     neg_weights : Tensor of shape (batch, K) or None, default=None
         A weight multiplying each negative's term; ``None`` means 1.
+    sample_weight : Tensor of shape (batch,) or None, default=None
+        A weight multiplying each example's loss before the reduction (``None``
+        means 1); the ``"mean"`` divides the weighted sum by the batch size.
     reduction : {"mean", "sum", "none"}, default="mean"
         How the per-example losses are combined: their mean, their sum, or none
         (a tensor of shape (batch,)).
@@ -161,7 +186,9 @@ def binary_nce(
     neg_gamma = gamma.reshape(-1, 1) if torch.is_tensor(gamma) and gamma.dim() else gamma
     pos = _corrected(pos_scores, pos_log_noise) - gamma - log_k
     neg = _corrected(neg_scores, neg_log_noise) - neg_gamma - log_k
-    return negative_sampling(pos, neg, neg_weights=neg_weights, reduction=reduction)
+    return negative_sampling(
+        pos, neg, neg_weights=neg_weights, sample_weight=sample_weight, reduction=reduction
+    )
 
 
 def negative_sampling(
@@ -169,6 +196,7 @@ def negative_sampling(
     neg_scores: torch.Tensor,
     *,
     neg_weights: torch.Tensor | None = None,
+    sample_weight: torch.Tensor | None = None,
     reduction: str = "mean",
 ) -> torch.Tensor:
     r"""Negative-sampling loss of Mikolov et al. (2013), word2vec's objective.
@@ -189,6 +217,9 @@ def negative_sampling(
     neg_weights : Tensor of shape (batch, K) or None, default=None
         A weight :math:`w_k` multiplying each negative's term (e.g. importance
         weights of negatives drawn from another distribution); ``None`` means 1.
+    sample_weight : Tensor of shape (batch,) or None, default=None
+        A weight multiplying each example's loss before the reduction (``None``
+        means 1); the ``"mean"`` divides the weighted sum by the batch size.
     reduction : {"mean", "sum", "none"}, default="mean"
         How the per-example losses are combined: their mean, their sum, or none
         (a tensor of shape (batch,)).
@@ -202,11 +233,15 @@ def negative_sampling(
     if neg_weights is not None:
         neg_terms = neg_weights * neg_terms
     loss = F.softplus(-pos_scores) + neg_terms.sum(dim=1)
-    return _reduce(loss, reduction)
+    return _reduce(loss, reduction, sample_weight)
 
 
 def pair_logistic(
-    scores: torch.Tensor, labels: torch.Tensor, *, reduction: str = "mean"
+    scores: torch.Tensor,
+    labels: torch.Tensor,
+    *,
+    sample_weight: torch.Tensor | None = None,
+    reduction: str = "mean",
 ) -> torch.Tensor:
     r"""Logistic loss on scored pairs, Tosh et al. (2021), Eq. (1).
 
@@ -224,6 +259,9 @@ def pair_logistic(
         :math:`f(x^{(1)}, x^{(2)})`.
     labels : Tensor of shape (batch,)
         1 for a positive pair, 0 for a negative pair.
+    sample_weight : Tensor of shape (batch,) or None, default=None
+        A weight multiplying each example's loss before the reduction (``None``
+        means 1); the ``"mean"`` divides the weighted sum by the batch size.
     reduction : {"mean", "sum", "none"}, default="mean"
         How the per-example losses are combined: their mean, their sum, or none
         (a tensor of shape (batch,)).
@@ -238,7 +276,7 @@ def pair_logistic(
             f"and {tuple(labels.shape)}."
         )
     signs = 2.0 * labels.to(scores.dtype) - 1.0
-    return _reduce(F.softplus(-signs * scores), reduction)
+    return _reduce(F.softplus(-signs * scores), reduction, sample_weight)
 
 
 def k_negative(
@@ -249,6 +287,7 @@ def k_negative(
     loss: str = "logistic",
     beta: float = 1.0,
     negative_mask: torch.Tensor | None = None,
+    sample_weight: torch.Tensor | None = None,
     reduction: str = "mean",
 ) -> torch.Tensor:
     r"""NCE loss with k negatives, Awasthi et al. (2022), Definition 2.1.
@@ -274,6 +313,9 @@ def k_negative(
         Inverse temperature :math:`\beta`.
     negative_mask : bool Tensor of shape (batch, k) or None, default=None
         ``False`` drops a negative (e.g. one of the anchor's own class).
+    sample_weight : Tensor of shape (batch,) or None, default=None
+        A weight multiplying each example's loss before the reduction (``None``
+        means 1); the ``"mean"`` divides the weighted sum by the batch size.
     reduction : {"mean", "sum", "none"}, default="mean"
         How the per-example losses are combined: their mean, their sum, or none
         (a tensor of shape (batch,)).
@@ -313,7 +355,7 @@ def k_negative(
         values = torch.clamp(terms.max(dim=1).values, min=0.0)
     else:
         raise ValueError(f"loss must be 'logistic' or 'hinge', got {loss!r}.")
-    return _reduce(values, reduction)
+    return _reduce(values, reduction, sample_weight)
 
 
 def self_normalization_penalty(
@@ -321,6 +363,7 @@ def self_normalization_penalty(
     noise_log_noise: torch.Tensor | None = None,
     alpha: float = 1.0,
     *,
+    sample_weight: torch.Tensor | None = None,
     reduction: str = "mean",
 ) -> torch.Tensor:
     r"""Self-normalisation regulariser of Ma & Collins (2018), Section 5.2.
@@ -343,6 +386,9 @@ def self_normalization_penalty(
         labels, for which the caller must add :math:`\log |\mathcal{Y}|` itself.
     alpha : float, default=1.0
         Weight :math:`\alpha` of the penalty.
+    sample_weight : Tensor of shape (batch,) or None, default=None
+        A weight multiplying each example's loss before the reduction (``None``
+        means 1); the ``"mean"`` divides the weighted sum by the batch size.
     reduction : {"mean", "sum", "none"}, default="mean"
         How the per-example losses are combined: their mean, their sum, or none
         (a tensor of shape (batch,)).
@@ -357,7 +403,7 @@ def self_normalization_penalty(
         )
     corrected = _corrected(noise_scores, noise_log_noise)
     log_z = torch.logsumexp(corrected, dim=1) - math.log(noise_scores.shape[1])
-    return _reduce(alpha * log_z.square(), reduction)
+    return _reduce(alpha * log_z.square(), reduction, sample_weight)
 
 
 # --- objectives as modules: the criterion of sknce's training engine -----------------
