@@ -47,7 +47,13 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from skorch.callbacks import Callback, EarlyStopping, ProgressBar
 
-from sknce._callbacks import ChanceAwareEarlyStopping, DivergenceGuard, beats_chance
+from sknce._callbacks import (
+    ChanceAwareEarlyStopping,
+    DivergenceGuard,
+    EpochTable,
+    RecordChance,
+    beats_chance,
+)
 from sknce._compat import HasMethods, Interval, StrOptions
 from sknce._engine import HoldOut, NCENet, resolve_device
 from sknce._random import Seeds, seeded_init
@@ -440,6 +446,8 @@ class BaseNCE(BaseEstimator):
         callbacks: list = [
             ("divergence", DivergenceGuard(self._divergence_hint(), self._chance_loss()))
         ]
+        if self._chance_loss() is not None:  # recorded before early stopping may end the fit
+            callbacks.append(("chance", RecordChance(self._chance_loss())))
         if validation:
             callbacks.append(("early_stopping", self._early_stopping()))
         callbacks.extend(extra)
@@ -467,6 +475,7 @@ class BaseNCE(BaseEstimator):
             train_split=HoldOut(self.validation_fraction, seeds) if validation else None,
             callbacks=callbacks,
             verbose=int(bool(self.verbose)),
+            callbacks__print_log=EpochTable(),
             seeds=seeds,
             **options,
             **net_kwargs,
