@@ -118,6 +118,9 @@ class Targets(Mapping):
         :math:`\log p_N` of the extra noise samples of the self-normalisation penalty.
     labels : LongTensor of shape (batch,) or None
         The class of each example, for the full softmax.
+    sample_weight : Tensor of shape (batch,) or None
+        The weight of each example's loss (``fit(..., sample_weight=...)``, scaled to
+        mean 1 over the training set).
     """
 
     pos_log_noise: torch.Tensor | None = None
@@ -126,6 +129,7 @@ class Targets(Mapping):
     neg_weights: torch.Tensor | None = None
     norm_log_noise: torch.Tensor | None = None
     labels: torch.Tensor | None = None
+    sample_weight: torch.Tensor | None = None
 
     @classmethod
     def of(cls, targets: Targets | Mapping | None) -> Targets:

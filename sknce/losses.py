@@ -491,7 +491,11 @@ class PairLogisticLoss(NCEObjective):
         pos, neg = scores["pos"], scores["neg"].reshape(-1)
         logits = torch.cat([pos, neg])
         labels = torch.cat([torch.ones_like(pos), torch.zeros_like(neg)])
-        return pair_logistic(logits, labels)
+        weight = targets.sample_weight
+        if weight is not None:  # a positive pair's weight is its negative pairs' too
+            k = scores["neg"].shape[1]
+            weight = torch.cat([weight, weight.repeat_interleave(k)])
+        return pair_logistic(logits, labels, sample_weight=weight)
 
 
 class RankingNCELoss(NCEObjective):
@@ -503,6 +507,7 @@ class RankingNCELoss(NCEObjective):
             self.negatives(scores, targets),
             targets.pos_log_noise,
             targets.neg_log_noise,
+            sample_weight=targets.sample_weight,
         )
 
 
@@ -528,6 +533,7 @@ class BinaryNCELoss(NCEObjective):
             targets.neg_log_noise,
             gamma=0.0 if self.gamma is None else self.gamma,
             neg_weights=targets.neg_weights,
+            sample_weight=targets.sample_weight,
         )
 
 
@@ -539,6 +545,7 @@ class NegativeSamplingLoss(NCEObjective):
             scores["pos"],
             self.negatives(scores, targets),
             neg_weights=targets.neg_weights,
+            sample_weight=targets.sample_weight,
         )
 
 
@@ -546,7 +553,10 @@ class SoftmaxLoss(NCEObjective):
     """The full softmax (maximum likelihood): cross-entropy of ``logits`` and ``labels``."""
 
     def compute_loss(self, scores: dict, targets: Targets) -> torch.Tensor:
-        return F.cross_entropy(scores["logits"], targets.labels)
+        if targets.sample_weight is None:
+            return F.cross_entropy(scores["logits"], targets.labels)
+        loss = F.cross_entropy(scores["logits"], targets.labels, reduction="none")
+        return _reduce(loss, "mean", targets.sample_weight)
 
 
 class KNegativeLoss(NCEObjective):
@@ -573,6 +583,7 @@ class KNegativeLoss(NCEObjective):
             loss=self.loss,
             beta=self.beta,
             negative_mask=targets.neg_mask,
+            sample_weight=targets.sample_weight,
         )
 
 
@@ -598,6 +609,9 @@ class SelfNormalized(NCEObjective):
 
     def compute_loss(self, scores: dict, targets: Targets) -> torch.Tensor:
         penalty = self_normalization_penalty(
-            scores["norm"], targets.norm_log_noise, alpha=self.alpha
+            scores["norm"],
+            targets.norm_log_noise,
+            alpha=self.alpha,
+            sample_weight=targets.sample_weight,
         )
         return self.objective(scores, targets) + penalty

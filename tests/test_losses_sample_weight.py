@@ -122,3 +122,47 @@ def test_zero_weight_examples_get_no_gradient(data):
 def test_sample_weight_shape_error_names_the_fix(data):
     with pytest.raises(ValueError, match="one weight per example"):
         ranking_nce(_t(data["pos"]), _t(data["neg"]), sample_weight=torch.ones(5))
+
+
+def test_objective_modules_weight_each_example_through_the_targets(data):
+    from sknce._data import Targets
+    from sknce.losses import (
+        BinaryNCELoss,
+        KNegativeLoss,
+        NegativeSamplingLoss,
+        PairLogisticLoss,
+        RankingNCELoss,
+        SelfNormalized,
+        SoftmaxLoss,
+    )
+
+    pos, neg, w = _t(data["pos"]), _t(data["neg"]), _t(data["w"])
+    lpp, lpn = _t(data["lp_pos"]), _t(data["lp_neg"])
+    rng = np.random.default_rng(2)
+    a, p, n = (_t(rng.normal(size=s)) for s in [(6, 3), (6, 3), (6, 4, 3)])
+    logits, labels = _t(rng.normal(size=(6, 5))), torch.as_tensor(rng.integers(0, 5, size=6))
+    scores = {"pos": pos, "neg": neg, "norm": neg, "logits": logits}
+    scores.update(anchor=a, positive=p, negatives=n)
+    base = {"pos_log_noise": lpp, "neg_log_noise": lpn, "norm_log_noise": lpn, "labels": labels}
+    pair_logits = torch.cat([pos, neg.reshape(-1)])
+    pair_labels = torch.cat([torch.ones(6), torch.zeros(24)]).double()
+    pair_w = torch.cat([w, w.repeat_interleave(4)])
+    per_example = {
+        RankingNCELoss(): ranking_nce(pos, neg, lpp, lpn, reduction="none") * w,
+        BinaryNCELoss(learn_gamma=False): binary_nce(pos, neg, lpp, lpn, reduction="none") * w,
+        NegativeSamplingLoss(): negative_sampling(pos, neg, reduction="none") * w,
+        PairLogisticLoss(): pair_logistic(pair_logits, pair_labels, reduction="none") * pair_w,
+        KNegativeLoss(): k_negative(a, p, n, reduction="none") * w,
+        SoftmaxLoss(): torch.nn.functional.cross_entropy(logits, labels, reduction="none") * w,
+        SelfNormalized(RankingNCELoss(), alpha=0.5): (
+            ranking_nce(pos, neg, lpp, lpn, reduction="none")
+            + self_normalization_penalty(neg, lpn, alpha=0.5, reduction="none")
+        )
+        * w,
+    }
+    for objective, expected in per_example.items():
+        got = objective(scores, Targets(**base, sample_weight=w))
+        assert float(got) == pytest.approx(float(expected.mean()), rel=1e-10), objective
+        unweighted = objective(scores, Targets(**base))
+        ones = objective(scores, Targets(**base, sample_weight=torch.ones(6).double()))
+        assert float(ones) == pytest.approx(float(unweighted), rel=1e-12), objective
