@@ -13,7 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import HasMethods, Interval, Options, StrOptions
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 from sklearn.utils.validation import validate_data as _sklearn_validate_data
 
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "Interval",
     "Options",
     "StrOptions",
+    "_check_sample_weight",
     "_fit_context",
     "check_float32_range",
     "check_is_fitted",
