@@ -550,7 +550,9 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         Tuples are drawn as in training (same ``n_negatives``, ``negatives`` and
         ``exclude_collisions``, every point of a class with two or more members an
         anchor once) from the fit's own random stream, so repeated calls give the
-        same value. Higher is better.
+        same value. Higher is better. Chance, the score of a constant representation,
+        is :math:`-\\ln(1 + k)` for the logistic loss with ``k = n_negatives`` (-1 for
+        the hinge loss), also recorded as ``history_[-1]["chance_loss"]``.
 
         Parameters
         ----------

@@ -410,7 +410,10 @@ class _BaseDocumentNCE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNC
         document paired with other documents of its batch) from the fit's own random
         stream, so repeated calls give the same value. Higher is better,
         which lets :class:`~sklearn.model_selection.GridSearchCV` choose
-        hyperparameters without labels (Tosh et al., Section 7.4.2).
+        hyperparameters without labels (Tosh et al., Section 7.4.2). Chance, the
+        score of a constant guess, is minus ``history_[-1]["chance_loss"]``: the binary
+        entropy of :math:`1 / (1 + k)` for ``k = n_negatives``, :math:`-\\ln 2 \\approx
+        -0.6931` at ``n_negatives=1``; a score near it means nothing was learned.
 
         Parameters
         ----------
