@@ -1,7 +1,7 @@
 """Plots of fitted estimators, as scikit-learn's Display objects.
 
 Each Display is built by ``from_estimator`` (which computes what it shows and plots
-it) or from its numbers (then :meth:`plot`), and keeps its matplotlib artists
+it) or from its numbers (then its ``plot`` method), and keeps its matplotlib artists
 (``ax_``, ``figure_`` and the lines or images), as
 :class:`~sklearn.metrics.ConfusionMatrixDisplay` does. matplotlib is an optional
 dependency (the extra ``plot``), imported when a Display plots.
