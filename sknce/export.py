@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 import warnings
 from pathlib import Path
 
@@ -379,7 +380,9 @@ def to_onnx(estimator, path: str | Path, method: str | None = None) -> Path:
     path = Path(path)
     with warnings.catch_warnings():
         # torch's exporter calls its own deprecated pytree API (torch 2.13); not ours to fix.
-        warnings.filterwarnings("ignore", "`isinstance(treespec, LeafSpec)`", FutureWarning)
+        warnings.filterwarnings(
+            "ignore", re.escape("`isinstance(treespec, LeafSpec)`"), FutureWarning
+        )
         torch.onnx.export(
             program, (), str(path), input_names=["x"], output_names=["out"], dynamo=True
         )
