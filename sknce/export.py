@@ -34,12 +34,12 @@ def _buffer(values) -> torch.Tensor:
 
 
 class BagInput(nn.Module):
-    """The network's input from counts: ``sknce.documents._split.normalize_bags`` in torch.
+    """The network's input from counts: ``sknce._bags.normalize_bags`` in torch.
 
     Parameters
     ----------
     bag : {"log1p-idf", "tf", "log1p", "counts"}
-        The representation (see :func:`~sknce.documents._split.normalize_bags`).
+        The representation (see ``sknce._bags.normalize_bags``).
     idf : ndarray of shape (n_words,) or None
         The fitted inverse document frequencies (``"log1p-idf"`` only).
     """
@@ -147,7 +147,9 @@ class WordMeanTransform(nn.Module):
     def __init__(self, estimator) -> None:
         super().__init__()
         self.register_buffer("vectors", _buffer(estimator.vectors_))
-        weights = estimator._word_weights()
+        from sknce.words._weighting import word_weights
+
+        weights = word_weights(estimator)
         self.register_buffer("weights", None if weights is None else _buffer(weights))
         self.weighting = estimator.weighting
         sif = self.weighting == "sif"
@@ -302,7 +304,9 @@ def word_ids(estimator, documents, length: int | None = None) -> torch.Tensor:
         Ids, padded with ``-1``.
     """
     check_is_fitted(estimator)
-    rows = list(estimator._encoded(documents))
+    from sknce.words._weighting import encoded
+
+    rows = list(encoded(estimator, documents))
     width = max((len(r) for r in rows), default=0) if length is None else int(length)
     out = torch.full((len(rows), width), -1, dtype=torch.long)
     for i, ids in enumerate(rows):
