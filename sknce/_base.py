@@ -61,6 +61,7 @@ from sknce._engine import HoldOut, NCENet, resolve_device
 from sknce._random import Seeds, seeded_init
 from sknce._steps import AutogradStep, Miner, TrainStep
 from sknce._validation import check_sortable_labels
+from sknce._weights import WeightedSampler, fit_weights, unit_mean
 from sknce.nn import DenseInput, output_dim
 
 __all__ = [
@@ -349,7 +350,7 @@ class BaseNCE(BaseEstimator):
     _batch_divisor = 8
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, **options):
         """Fit the model; see the estimator's docstring for ``X`` and ``y``.
 
         Returns
@@ -359,9 +360,14 @@ class BaseNCE(BaseEstimator):
         """
         with self._fitting():
             if self._fits_streams and is_chunk_stream(X):
+                if options.get("sample_weight") is not None:
+                    raise ValueError(
+                        "sample_weight weighs the rows of an array; X is a stream of chunks. "
+                        "Fit on an array, or repeat the examples to weigh in the chunks."
+                    )
                 self._fit_stream(X, y)
             else:
-                self._fit(X, y, partial=False)
+                self._fit(X, y, partial=False, **options)
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -377,12 +383,16 @@ class BaseNCE(BaseEstimator):
             self._fit(X, y, partial=True, **options)
         return self
 
-    def _fit(self, X, y, partial: bool, **options) -> None:
+    def _fit(self, X, y, partial: bool, sample_weight=None, **options) -> None:
         """The one fit of arrays: ``fit`` (``partial=False``) and ``partial_fit``."""
         continues = self._continues(partial)
         self._check_training_params()
         self._check_params()
         data = self._validate_fit_data(X, y, reset=not continues, partial=partial, **options)
+        class_weight = getattr(self, "class_weight", None)
+        weights = fit_weights(sample_weight, X, y, class_weight)
+        if weights is not None:
+            weights = unit_mean(self._weights_of_examples(X, weights))
         seeds = None
         if continues:
             data = self._continue_fit(data)
@@ -390,7 +400,10 @@ class BaseNCE(BaseEstimator):
             seeds = self._new_seeds()
             data = self._start_fit(data, seeds)
         device = self.net_.device if continues else self._resolve_device()
-        self._run(self._make_dataset(data, device), data, seeds, device, partial=partial)
+        dataset = self._make_dataset(data, device)
+        if weights is not None:
+            dataset.sampler = WeightedSampler(dataset.sampler, weights)
+        self._run(dataset, data, seeds, device, partial=partial)
 
     def _fit_stream(self, chunks, y) -> None:
         """The one fit of a stream of chunks, one chunk in memory at a time.
@@ -485,6 +498,11 @@ class BaseNCE(BaseEstimator):
     def _continue_fit(self, data):
         """A continued fit: check the data against the fitted state; return the data."""
         return data
+
+    def _weights_of_examples(self, X, weights: np.ndarray) -> np.ndarray:
+        """The weights of the dataset's examples, from those of the rows of ``X``
+        (one per row; an estimator that drops rows drops their weights)."""
+        return weights
 
     def _make_dataset(self, data, device: str):
         """The engine's dataset of the data: a sampler's rows (see :mod:`sknce._data`)."""

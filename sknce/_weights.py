@@ -18,18 +18,18 @@ from sklearn.utils.class_weight import compute_sample_weight
 from sknce._compat import _check_sample_weight
 from sknce._data import Batch, to_device
 
-__all__ = ["WeightedSampler", "fit_weights"]
+__all__ = ["WeightedSampler", "fit_weights", "unit_mean"]
 
 
 def fit_weights(sample_weight, X, y=None, class_weight=None) -> np.ndarray | None:
-    """The weights of a fit's examples, scaled to mean 1; ``None`` when all are equal.
+    """The weights of the rows of a fit's ``X``: validated, times the class weights.
 
     Parameters
     ----------
     sample_weight : array-like of shape (n_samples,) or None
         The user's weights: finite and non-negative (scikit-learn's checks).
     X : array-like or sparse matrix of shape (n_samples, n_features)
-        The examples (for their number and dtype).
+        The examples (for their number).
     y : array-like of shape (n_samples,) or None, default=None
         The labels, for ``class_weight``.
     class_weight : dict, "balanced" or None, default=None
@@ -37,13 +37,22 @@ def fit_weights(sample_weight, X, y=None, class_weight=None) -> np.ndarray | Non
 
     Returns
     -------
-    ndarray of shape (n_samples,), float32, or None
+    ndarray of shape (n_samples,), float64, or None
+        ``None`` when neither weights nor class weights are given.
     """
     if sample_weight is None and class_weight is None:
         return None
     weights = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
     if class_weight is not None:
         weights = weights * compute_sample_weight(class_weight, y)
+    return weights
+
+
+def unit_mean(weights: np.ndarray) -> np.ndarray | None:
+    """``weights`` scaled to mean 1, as float32; ``None`` when they are all equal.
+
+    Equal weights are the unweighted objective, to the bit.
+    """
     total = weights.sum()
     if not total > 0:
         raise ValueError(
@@ -51,7 +60,7 @@ def fit_weights(sample_weight, X, y=None, class_weight=None) -> np.ndarray | Non
             "Give some examples a positive weight."
         )
     if np.all(weights == weights[0]):
-        return None  # equal weights: the unweighted objective, to the bit
+        return None
     return (weights * (len(weights) / total)).astype(np.float32)
 
 

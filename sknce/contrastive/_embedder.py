@@ -467,7 +467,7 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
     def _make_objective(self) -> KNegativeLoss:
         return KNegativeLoss(loss=self.loss, beta=self.beta)
 
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, sample_weight=None):
         """Fit the encoder on tuples of latent-class pairs and negatives.
 
         Parameters
@@ -477,15 +477,18 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         y : array-like of shape (n_samples,)
             Latent-class (group) id of each point; points with the same id form
             positive pairs. Required: the default ``None`` is a ``ValueError``.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Weight of each point as an anchor: its tuple's loss is multiplied by it
+            (:mod:`sknce.losses`), after scaling the weights to mean 1. ``None``: 1.
 
         Returns
         -------
         self
             The fitted embedder.
         """
-        return super().fit(X, y)
+        return super().fit(X, y, sample_weight=sample_weight)
 
-    def partial_fit(self, X, y=None):
+    def partial_fit(self, X, y=None, sample_weight=None):
         """One pass of training over a chunk of points, continuing the fitted network.
 
         No validation split is held out and ``max_epochs`` is ignored: each call
@@ -500,13 +503,16 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         y : array-like of shape (n_samples,)
             Latent-class ids of the chunk's points. Required: the default ``None``
             is a ``ValueError``.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Weight of each point as an anchor: its tuple's loss is multiplied by it
+            (:mod:`sknce.losses`), after scaling the weights to mean 1. ``None``: 1.
 
         Returns
         -------
         self
             The embedder, trained one more epoch.
         """
-        return super().partial_fit(X, y)
+        return super().partial_fit(X, y, sample_weight=sample_weight)
 
     def transform(self, X):
         """Map points to unit vectors.

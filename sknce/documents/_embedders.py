@@ -228,6 +228,11 @@ class _BaseDocumentNCE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNC
     def _make_dataset(self, data: sp.csr_matrix, device: str) -> SampledDataset:
         return SampledDataset(self._sampler(data, device))
 
+    def _weights_of_examples(self, X, weights: np.ndarray) -> np.ndarray:
+        # the documents _validate_fit_data keeps: 2 tokens or more
+        counts = validate_data(self, X, accept_sparse="csr", reset=False)
+        return weights[np.asarray(counts.sum(axis=1)).ravel() >= 2]
+
     def _make_objective(self) -> PairLogisticLoss:
         return PairLogisticLoss()
 
@@ -286,7 +291,7 @@ class _BaseDocumentNCE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNC
     def _chunk_dataset(self, chunk, device: str) -> SampledDataset:
         return SampledDataset(self._sampler(self._chunk_documents(chunk), device))
 
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, sample_weight=None):
         """Fit the contrastive model on unlabeled documents, in memory or streamed in chunks.
 
         Parameters
@@ -303,15 +308,19 @@ class _BaseDocumentNCE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNC
             come from the first chunk. See :ref:`scaling`.
         y : None
             Ignored.
+        sample_weight : array-like of shape (n_documents,) or None, default=None
+            Weight of each document: its positive pair and its negative pairs count
+            that much in the loss (:mod:`sknce.losses`), after scaling the weights to
+            mean 1. ``None``: 1. Not for a stream of chunks.
 
         Returns
         -------
         self
             The fitted embedder.
         """
-        return super().fit(X, y)
+        return super().fit(X, y, sample_weight=sample_weight)
 
-    def partial_fit(self, X, y=None):
+    def partial_fit(self, X, y=None, sample_weight=None):
         """One pass of training over a chunk of documents, continuing the fitted network.
 
         The first call initialises the model (``idf_``, the landmarks, the spectral
@@ -326,12 +335,16 @@ class _BaseDocumentNCE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNC
             Non-negative integer word counts over the vocabulary of the first call.
         y : None
             Ignored.
+        sample_weight : array-like of shape (n_documents,) or None, default=None
+            Weight of each document: its positive pair and its negative pairs count
+            that much in the loss (:mod:`sknce.losses`), after scaling the weights to
+            mean 1. ``None``: 1.
 
         Returns
         -------
         self
         """
-        return super().partial_fit(X, y)
+        return super().partial_fit(X, y, sample_weight=sample_weight)
 
     @property
     def _scorer(self):
