@@ -303,7 +303,10 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
 
     Notes
     -----
-    All of scikit-learn's common estimator checks pass; none is expected to fail.
+    Two of scikit-learn's common checks are expected to fail,
+    ``check_sample_weight_equivalence_on_dense_data`` and ``..._on_sparse_data``: a
+    weight scales an example's loss in each stochastic batch, while repeating the
+    example changes the batches and the negatives drawn, so the two fits differ.
 
     References
     ----------

@@ -260,8 +260,11 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
     single member cannot form a positive pair: ``fit`` warns and uses them as
     negatives only, and raises a ``ValueError`` if no class has two members.
     ``score(X, y)`` is minus the NCE loss on tuples drawn from ``X`` and ``y``
-    from the fit's own random stream (repeatable). All of scikit-learn's
-    common checks pass; none is expected to fail.
+    from the fit's own random stream (repeatable). Two of scikit-learn's
+    common checks are expected to fail,
+    ``check_sample_weight_equivalence_on_dense_data`` and ``..._on_sparse_data``: a
+    weight scales an example's loss in each stochastic batch, while repeating the
+    example changes the batches and the negatives drawn, so the two fits differ.
 
     References
     ----------

@@ -610,7 +610,11 @@ class LandmarkNCEEmbedder(_BaseDocumentNCE):
     tokens) and raise a ``ValueError`` naming the fix on non-integer input;
     ``transform`` accepts any non-negative bag. The estimator declares the
     ``categorical`` input tag, so scikit-learn's common checks feed it rounded,
-    integer-valued data; all of them pass and none is expected to fail.
+    integer-valued data. Two of
+    scikit-learn's common checks are expected to fail,
+    ``check_sample_weight_equivalence_on_dense_data`` and ``..._on_sparse_data``: a
+    weight scales an example's loss in each stochastic batch, while repeating the
+    example changes the batches and the negatives drawn, so the two fits differ.
 
     References
     ----------
@@ -1017,7 +1021,8 @@ class DirectNCEEmbedder(_BaseDocumentNCE):
     Notes
     -----
     Input handling and the common checks are as for :class:`LandmarkNCEEmbedder`:
-    integer counts in ``fit`` and ``score``; all common checks pass.
+    integer counts in ``fit`` and ``score``; the same two sample-weight checks are
+    expected to fail.
 
     References
     ----------
