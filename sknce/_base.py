@@ -360,10 +360,11 @@ class BaseNCE(BaseEstimator):
         """
         with self._fitting():
             if self._fits_streams and is_chunk_stream(X):
-                if options.get("sample_weight") is not None:
+                if options.get("sample_weight") is not None or getattr(self, "class_weight", None):
                     raise ValueError(
-                        "sample_weight weighs the rows of an array; X is a stream of chunks. "
-                        "Fit on an array, or repeat the examples to weigh in the chunks."
+                        "sample_weight and class_weight weigh the rows of an array; X is a "
+                        "stream of chunks. Fit on an array, or repeat the examples to weigh "
+                        "in the chunks."
                     )
                 self._fit_stream(X, y)
             else:

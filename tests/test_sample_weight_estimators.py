@@ -137,3 +137,15 @@ def test_document_weights_follow_the_documents_kept():
         est.fit(counts, sample_weight=w).transform(counts),
         est.fit(counts).transform(counts),
     )
+
+
+def test_weights_are_refused_for_a_stream_of_chunks_and_balanced_partial_fit():
+    with pytest.raises(ValueError, match="stream of chunks"):
+        ConditionalNCEClassifier(**{**CLF, "class_weight": "balanced"}).fit([(X, Y)])
+    counts = make_topic_corpus(n_documents=40, n_words=20, random_state=0).X
+    with pytest.raises(ValueError, match="stream of chunks"):
+        DirectNCEEmbedder(max_epochs=1).fit([counts], sample_weight=np.ones(40))
+    with pytest.raises(ValueError, match="balanced"):
+        ConditionalNCEClassifier(**{**CLF, "class_weight": "balanced"}).partial_fit(
+            X, Y, classes=[0, 1, 2]
+        )
