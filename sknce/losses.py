@@ -433,7 +433,7 @@ class NCEObjective(nn.Module):
             ``negatives``), and ``norm`` for :class:`SelfNormalized`.
         targets : Targets, dict of its fields, or None, default=None
             What the sampler drew besides the scorer's inputs (see
-            :class:`~sknce._data.Targets`; a dict is converted and an unknown name
+            ``sknce._data.Targets``; a dict is converted and an unknown name
             is a ``TypeError``); ``None``: no targets.
 
         Returns
