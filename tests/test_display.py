@@ -83,3 +83,16 @@ def test_word_projection_display_places_words_by_principal_components():
     assert [t.get_text() for t in display.ax_.texts] == words
     with pytest.raises(KeyError, match="unicorn"):
         WordProjectionDisplay.from_estimator(est, ["king", "unicorn"])
+
+
+def test_history_display_of_the_latent_class_embedder_draws_its_neighbour_rate():
+    data = make_latent_classes(n_samples=200, n_classes=4, n_features=6, random_state=0)
+    est = LatentClassNCEEmbedder(n_components=4, max_epochs=6, random_state=0)
+    display = TrainingHistoryDisplay.from_estimator(est.fit(data.X, data.y))
+    stopping = dict(est.net_.callbacks_)["early_stopping"]
+    assert display.monitor == stopping.monitor == "valid_nn_smoothed"
+    assert display.best_epoch == stopping.best_epoch_
+    np.testing.assert_allclose(
+        display.lines_["valid_nn_smoothed"].get_ydata(),
+        [row["valid_nn_smoothed"] for row in est.history_],
+    )
