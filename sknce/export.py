@@ -33,7 +33,7 @@ def _buffer(values) -> torch.Tensor:
     return torch.as_tensor(np.asarray(values, dtype=np.float32))
 
 
-class BagInput(nn.Module):
+class _BagInput(nn.Module):
     """The network's input from counts: ``sknce._bags.normalize_bags`` in torch.
 
     Parameters
@@ -61,7 +61,7 @@ class BagInput(nn.Module):
         return x
 
 
-class StandardInput(nn.Module):
+class _StandardInput(nn.Module):
     """``(x - mean) / scale``, as ``sknce.contrastive._scaling.scale_input`` computes it."""
 
     def __init__(self, mean: np.ndarray | None, scale: np.ndarray) -> None:
@@ -73,7 +73,7 @@ class StandardInput(nn.Module):
         return (x if self.mean is None else x - self.mean) * self.inverse
 
 
-class EncoderTransform(nn.Module):
+class _EncoderTransform(nn.Module):
     """Input scaling, then an encoder, then an optional row norm: ``transform``."""
 
     def __init__(self, scaling: nn.Module, encoder: nn.Module, row_norm: float | None) -> None:
@@ -89,10 +89,10 @@ class EncoderTransform(nn.Module):
         return z
 
 
-class LandmarkTransform(nn.Module):
+class _LandmarkTransform(nn.Module):
     """Log-odds against the cached landmark encodings, capped, then the output form."""
 
-    def __init__(self, estimator, bags: BagInput) -> None:
+    def __init__(self, estimator, bags: _BagInput) -> None:
         from sknce.documents._embedders import _LANDMARK_NORM, _MAX_LOG_ODDS
         from sknce.nn import BilinearScorer
 
@@ -127,7 +127,7 @@ class LandmarkTransform(nn.Module):
         return f
 
 
-class ClassProbabilities(nn.Module):
+class _ClassProbabilities(nn.Module):
     """Scores of every class, normalised: ``predict_proba`` or ``predict_log_proba``."""
 
     def __init__(self, scorer: nn.Module, log: bool) -> None:
@@ -141,7 +141,7 @@ class ClassProbabilities(nn.Module):
         return log_proba if self.log else log_proba.exp()
 
 
-class WordMeanTransform(nn.Module):
+class _WordMeanTransform(nn.Module):
     """Weighted mean of word vectors of padded word ids (``-1``: no word), as ACEWord2Vec's."""
 
     def __init__(self, estimator) -> None:
@@ -247,24 +247,24 @@ def to_torch_module(estimator, method: str | None = None) -> nn.Module:
         )
     check_is_fitted(estimator)
     if name == "ACEWord2Vec":
-        return _frozen(WordMeanTransform(estimator))
+        return _frozen(_WordMeanTransform(estimator))
     if name == "ConditionalNCEClassifier":
         scorer = copy.deepcopy(estimator.net_.module_)
-        return _frozen(ClassProbabilities(scorer, log=method == "predict_log_proba"))
+        return _frozen(_ClassProbabilities(scorer, log=method == "predict_log_proba"))
     if name == "LatentClassNCEEmbedder":
         return _frozen(
-            EncoderTransform(
+            _EncoderTransform(
                 _latent_scaling(estimator), copy.deepcopy(estimator.net_.module_.encoder), None
             )
         )
-    bags = BagInput(estimator.bag, getattr(estimator, "idf_", None))
+    bags = _BagInput(estimator.bag, getattr(estimator, "idf_", None))
     if name == "LandmarkNCEEmbedder":
-        return _frozen(LandmarkTransform(estimator, bags))
+        return _frozen(_LandmarkTransform(estimator, bags))
     from sknce.documents._embedders import _OUTPUT_NORM
 
     encoder = _LeftEncoder(copy.deepcopy(estimator._scorer))
     norm = _OUTPUT_NORM if estimator.output == "normalized" else None
-    return _frozen(EncoderTransform(bags, encoder, norm))
+    return _frozen(_EncoderTransform(bags, encoder, norm))
 
 
 class _LeftEncoder(nn.Module):
@@ -280,9 +280,9 @@ class _LeftEncoder(nn.Module):
 
 def _latent_scaling(estimator) -> nn.Module:
     if estimator.scaling_ == "standard":
-        return StandardInput(estimator.input_mean_, estimator.input_scale_)
+        return _StandardInput(estimator.input_mean_, estimator.input_scale_)
     if estimator.scaling_ == "log1p-idf":
-        return BagInput("log1p-idf", estimator.idf_)
+        return _BagInput("log1p-idf", estimator.idf_)
     return nn.Identity()
 
 
