@@ -168,10 +168,10 @@ def _switch(staged: list[tuple[Path, Path]]) -> None:
     """Rename each temporary file over its target, all or none (Ctrl-C held back).
 
     Each existing target is first hard-linked to a backup; if a rename fails, the
-    targets already replaced get their backups back. The temporary files are
-    removed in any case.
+    targets already replaced get their backups back (those that did not exist are
+    removed). The temporary files are removed in any case.
     """
-    backups: list[tuple[Path, Path]] = []
+    backups: dict[Path, Path] = {}
     done: list[Path] = []
     try:
         with _interrupts_deferred():
@@ -182,21 +182,20 @@ def _switch(staged: list[tuple[Path, Path]]) -> None:
                         backup = tmp.with_suffix(".bak")
                         with contextlib.suppress(OSError):  # no hard links: no rollback
                             os.link(target, backup)
-                            backups.append((backup, target))
+                            backups[target] = backup
                     os.replace(tmp, target)
                     done.append(target)
             except BaseException:
-                for backup, target in reversed(backups):
-                    if target in done:
-                        os.replace(backup, target)
+                for target in reversed(done):
+                    if target in backups:
+                        os.replace(backups.pop(target), target)
+                    else:
+                        os.unlink(target)
                 raise
     finally:
-        for tmp, _ in staged:
+        for path in [tmp for tmp, _ in staged] + list(backups.values()):
             with contextlib.suppress(OSError):
-                os.unlink(tmp)
-        for backup, _ in backups:
-            with contextlib.suppress(OSError):
-                os.unlink(backup)
+                os.unlink(path)
 
 
 @contextlib.contextmanager
@@ -1037,7 +1036,7 @@ def iter_analogies(path: PathType, case_insensitive: bool = True):
     tuple
     """
     in_section = False
-    with open_file(path, "rb") as lines:
+    with file_errors(path), open_file(path, "rb") as lines:
         for line_no, raw in enumerate(lines, start=1):
             try:
                 line = raw.decode("utf8")
