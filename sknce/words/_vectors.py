@@ -20,6 +20,7 @@ from numbers import Integral
 
 import numpy as np
 from scipy import stats
+from scipy.linalg import get_blas_funcs
 
 from sknce.words import _io
 
@@ -33,6 +34,8 @@ PathType = str | os.PathLike
 # beside any matrix worth blocking), and similarities per block of analogy questions.
 _BLOCK = 1 << 18
 _ANALOGY_BLOCK = 1 << 23
+# gensim's unit vectors: BLAS norm and scaling in float64 (matutils.blas_nrm2, blas_scal).
+_NRM2, _SCAL = get_blas_funcs(("nrm2", "scal"), (np.zeros(0, dtype=np.float64),))
 
 
 def _is_key(item) -> bool:
@@ -67,11 +70,23 @@ def _ensure_list(value) -> list:
 
 
 def _unitvec(vector: np.ndarray) -> np.ndarray:
-    """``vector`` scaled to unit length; a zero vector is returned as is (gensim's unitvec)."""
-    norm = np.linalg.norm(vector)
-    if norm > 0:
-        return (vector * (1.0 / norm)).astype(vector.dtype, copy=False)
-    return vector
+    """``vector`` scaled to unit length; a zero vector is returned as is.
+
+    gensim's ``matutils.unitvec`` step for step, so that similarities tie where
+    gensim's do: the norm by BLAS ``dnrm2`` in float64 (which scales as it sums,
+    so no square overflows or underflows), the vector times its reciprocal
+    (BLAS ``dscal``), back in the vector's type. A float64 vector whose norm's
+    reciprocal overflows is divided by its largest value first.
+    """
+    scaled = np.array(vector, dtype=np.float64)  # a copy: dscal works in place
+    norm = _NRM2(scaled) if scaled.size else 0.0
+    if not norm > 0:
+        return vector
+    if not np.isfinite(1.0 / norm):
+        biggest = np.abs(scaled).max()
+        scaled /= biggest
+        norm = _NRM2(scaled)
+    return _SCAL(1.0 / norm, scaled).astype(vector.dtype, copy=False)
 
 
 def _argsort_desc(values: np.ndarray, topn: int) -> np.ndarray:
@@ -202,7 +217,7 @@ class WordVectors:
         self.key_to_index = index
         self.expandos: dict[str, np.ndarray] = {}
         self._vectors = self._check_matrix(vectors, np.dtype(dtype))
-        self._norms = self._divisor = None
+        self._forget_norms()
         if counts is not None:
             self.expandos["count"] = self._check_counts(counts)
 
@@ -299,6 +314,7 @@ class WordVectors:
         state = self.__dict__.copy()
         state["_vectors"] = np.asarray(self._vectors)  # a memory map pickles as an array
         state["_norms"] = state["_divisor"] = None
+        state["_extreme"] = state["_extreme_unit"] = None
         return state
 
     def get_index(self, key, default: int | None = None) -> int:
@@ -374,8 +390,7 @@ class WordVectors:
         """
         row = self.get_index(key)
         if norm:
-            self.fill_norms()
-            result = self._vectors[row] / self._divisor[row]
+            result = self._unit_rows(row)
         else:
             result = self._vectors[row]
         result.setflags(write=False)  # in-place edits would go unnoticed by the norms
@@ -546,12 +561,17 @@ class WordVectors:
     def _forget_norms(self) -> None:
         """Drop the cached norms (the vectors changed in place); the next query renews them."""
         self._norms = self._divisor = None
+        self._extreme = self._extreme_unit = None
 
     def fill_norms(self, force: bool = False) -> None:
         """Compute and cache the norm of every vector (again if ``force``).
 
         Queries call this themselves; after changing ``vectors`` in place, call
-        it with ``force=True``.
+        it with ``force=True``. Norms are computed as gensim computes them
+        (``numpy.linalg.norm`` in the vectors' type), except for rows whose
+        squares overflow or underflow that type (values beyond about ``1e19``
+        or below ``1e-16`` in float32): those are divided by their largest
+        value first, in float64, and their unit vectors kept in float64.
 
         Parameters
         ----------
@@ -563,14 +583,57 @@ class WordVectors:
         vectors = self._vectors
         norms = np.empty(len(vectors), dtype=vectors.dtype)
         step = max(1, _BLOCK // max(self.vector_size, 1))
-        for start in range(0, len(vectors), step):
-            norms[start : start + step] = np.linalg.norm(vectors[start : start + step], axis=1)
-        overflow = np.flatnonzero(np.isinf(norms))
-        if len(overflow):  # a norm beyond the dtype's range: take it in float64
-            norms[overflow] = np.linalg.norm(vectors[overflow].astype(np.float64), axis=1)
+        with np.errstate(over="ignore", under="ignore"):  # such rows are redone below
+            for start in range(0, len(vectors), step):
+                block = vectors[start : start + step]
+                norms[start : start + step] = np.linalg.norm(block, axis=1)
+        info = np.finfo(vectors.dtype)
+        # Below sqrt(tiny / eps) the sum of squares is subnormal and loses precision.
+        suspect = np.flatnonzero(~np.isfinite(norms) | (norms < np.sqrt(info.tiny / info.eps)))
+        rows = suspect[np.abs(vectors[suspect]).max(axis=1, initial=0) > 0]
+        rows64 = vectors[rows].astype(np.float64)
+        biggest = np.abs(rows64).max(axis=1, initial=0.0)[:, None]
+        lengths = np.linalg.norm(rows64 / biggest, axis=1)[:, None]
+        with np.errstate(over="ignore"):  # a norm beyond the type's range is stored as inf
+            norms[rows] = (biggest * lengths)[:, 0]
+        self._extreme, self._extreme_unit = rows, rows64 / biggest / lengths
         self._norms = norms
-        # Zero vectors divide by one: their cosine with anything is 0, never NaN.
-        self._divisor = np.where(norms > 0, norms, 1).astype(norms.dtype)
+        # Zero vectors divide by one: their cosine with anything is 0, never NaN. The
+        # extreme rows' divisor is never used (their cosines are patched).
+        self._divisor = np.where((norms > 0) & np.isfinite(norms), norms, 1).astype(norms.dtype)
+
+    def _unit_rows(self, rows) -> np.ndarray:
+        """Unit vectors of ``rows`` (an int, or an array of ints, of any shape)."""
+        self.fill_norms()
+        rows = np.asarray(rows)
+        units = self._vectors[rows] / self._divisor[rows][..., None]
+        if len(self._extreme):
+            hit = np.isin(rows, self._extreme)
+            if hit.any():
+                at = np.searchsorted(self._extreme, rows[hit])
+                units[hit] = self._extreme_unit[at].astype(units.dtype)
+        return units
+
+    def _patch_extreme(self, sims: np.ndarray, query: np.ndarray, rows=None) -> np.ndarray:
+        """Cosines of the extreme rows among those of ``sims``, from their float64 units.
+
+        ``sims[..., j]`` is the cosine of row ``rows[j]`` (of row ``j`` when ``rows``
+        is None) with ``query`` (a unit vector, or a matrix of them in rows).
+        """
+        if not len(self._extreme):
+            return sims
+        n = sims.shape[-1]
+        if rows is None:
+            cols = self._extreme[self._extreme < n]
+            positions = cols
+        else:
+            rows = np.asarray(rows)
+            cols = np.flatnonzero(np.isin(rows, self._extreme))
+            positions = rows[cols]
+        if len(cols):
+            units = self._extreme_unit[np.searchsorted(self._extreme, positions)]
+            sims[..., cols] = np.asarray(query, dtype=np.float64) @ units.T
+        return sims
 
     @property
     def norms(self) -> np.ndarray:
@@ -586,7 +649,9 @@ class WordVectors:
         ndarray of shape (n_words, n_dims)
         """
         self.fill_norms()
-        return self._vectors / self._divisor[:, None]
+        normed = self._vectors / self._divisor[:, None]
+        normed[self._extreme] = self._extreme_unit
+        return normed
 
     def unit_normalize_all(self) -> None:
         """Scale every vector to unit length in place (zero vectors stay zero).
@@ -603,8 +668,8 @@ class WordVectors:
             )
         self.fill_norms()
         self._vectors /= self._divisor[:, None]
-        self._norms = (self._norms > 0).astype(self._vectors.dtype)
-        self._divisor = np.ones_like(self._divisor)
+        self._vectors[self._extreme] = self._extreme_unit
+        self.fill_norms(force=True)
 
     # --- queries -----------------------------------------------------------------------
     def get_mean_vector(
@@ -656,6 +721,10 @@ class WordVectors:
                 f"keys and weights must have the same length, got {len(keys)} and "
                 f"{np.shape(weights)[0]}."
             )
+        if not np.isfinite(weights).all():
+            raise ValueError(
+                f"weights must be finite numbers, got {np.asarray(weights).tolist()!r}."
+            )
         mean = np.zeros(self.vector_size, self._vectors.dtype)
         total = 0
         for weight, key in zip(weights, keys):
@@ -683,6 +752,11 @@ class WordVectors:
             if len(item) == 2 and (_is_key(item[0]) or isinstance(item[0], np.ndarray)):
                 if not _is_real(item[1]):
                     raise TypeError(f"the weight in {item!r} must be a number.")
+                if not np.isfinite(item[1]):
+                    raise ValueError(
+                        f"the weight in {item!r} is not finite; weights must be finite "
+                        "numbers (1 attracts, -1 repels)."
+                    )
                 return item[0], float(item[1])
             if _is_number_list(item):
                 return np.asarray(item, dtype=np.float64), default
@@ -710,7 +784,8 @@ class WordVectors:
         """Cosine of each (of the first ``restrict_vocab``) vector with a unit vector."""
         self.fill_norms()
         end = restrict_vocab or len(self)
-        return self._vectors[:end] @ unit_query / self._divisor[:end]
+        sims = self._vectors[:end] @ unit_query / self._divisor[:end]
+        return self._patch_extreme(sims, unit_query)
 
     def _top(self, sims: np.ndarray, topn: int, exclude: list[int]) -> list[tuple[str, float]]:
         best = _argsort_desc(sims, topn + len(exclude))
@@ -911,8 +986,9 @@ class WordVectors:
         self.fill_norms()
         end = restrict_vocab or len(self)
         vectors, divisor = self._vectors[:end], self._divisor[:end]
-        pos = [(1 + vectors @ term / divisor) / 2 for term in terms[0]]
-        neg = [(1 + vectors @ term / divisor) / 2 for term in terms[1]]
+        cosines = [self._patch_extreme(vectors @ t / divisor, t) for t in terms[0] + terms[1]]
+        pos = [(1 + sims) / 2 for sims in cosines[: len(terms[0])]]
+        neg = [(1 + sims) / 2 for sims in cosines[len(terms[0]) :]]
         dists = np.prod(pos, axis=0) / (np.prod(neg, axis=0) + 0.000001)
         if topn is None:
             return dists
@@ -1011,15 +1087,19 @@ class WordVectors:
             what = f"the vector of {word_or_vector!r}"
         else:
             query, what = self._check_vector(word_or_vector), "the query vector"
-        norm = np.linalg.norm(query)
-        if not norm > 0:
+        if not query.any():
             raise ValueError(f"{what} is zero: cosine distances from it are undefined.")
+        with np.errstate(over="ignore", under="ignore"):  # such queries are redone below
+            norm = np.linalg.norm(query)
+        if not (np.isfinite(norm) and norm > np.sqrt(np.finfo(query.dtype).tiny)):
+            query, norm = _unitvec(query), 1.0  # its squares overflow or underflow
         self.fill_norms()
         other_words = list(other_words)
-        if not other_words:
-            return 1 - self._vectors @ query / (norm * self._divisor)
-        rows = [self.get_index(word) for word in other_words]
-        return 1 - self._vectors[rows] @ query / (norm * self._divisor[rows])
+        rows = [self.get_index(word) for word in other_words] if other_words else None
+        vectors = self._vectors if rows is None else self._vectors[rows]
+        divisor = self._divisor if rows is None else self._divisor[rows]
+        sims = self._patch_extreme(vectors @ query / (norm * divisor), query / norm, rows)
+        return 1 - sims
 
     def distance(self, w1, w2) -> float:
         """Cosine distance ``1 - similarity(w1, w2)``.
@@ -1301,7 +1381,7 @@ class WordVectors:
         verdicts = []
         for start in range(0, len(questions), step):
             block_rows = rows[start : start + step]
-            block = self._vectors[block_rows] / self._divisor[block_rows][..., None]  # a, b, c
+            block = self._unit_rows(block_rows)  # a, b, c
             # gensim's sum: b + c - a accumulated in the vectors' type, then / 3 and unit
             # length in float64, then back to float32.
             mean = block[:, 1] + block[:, 2]
@@ -1310,7 +1390,8 @@ class WordVectors:
             norm = np.linalg.norm(mean, axis=1, keepdims=True)
             query = np.where(norm > 0, mean * (1.0 / np.where(norm > 0, norm, 1)), mean)
             # (questions, words), so that the top-k selection runs along contiguous rows.
-            neg_sims = -(query.astype(np.float32) @ matrix.T / divisor)
+            query = query.astype(np.float32)
+            neg_sims = -self._patch_extreme(query @ matrix.T / divisor, query)
             if n_best >= end:
                 best = np.argsort(neg_sims, axis=1)[:, :n_best]
             else:
