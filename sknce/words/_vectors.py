@@ -389,10 +389,7 @@ class WordVectors:
             If the word is not in the vocabulary.
         """
         row = self.get_index(key)
-        if norm:
-            result = self._unit_rows(row)
-        else:
-            result = self._vectors[row]
+        result = self._unit_rows(row) if norm else self._vectors[row]
         result.setflags(write=False)  # in-place edits would go unnoticed by the norms
         return result
 
