@@ -48,6 +48,7 @@ from sklearn.exceptions import ConvergenceWarning
 from skorch.callbacks import Callback, EarlyStopping, ProgressBar
 
 from sknce._callbacks import ChanceAwareEarlyStopping, DivergenceGuard, beats_chance
+from sknce._checkpoints import checkpoint_guards
 from sknce._compat import HasMethods, Interval, StrOptions
 from sknce._engine import HoldOut, NCENet, resolve_device
 from sknce._random import Seeds, seeded_init
@@ -445,6 +446,7 @@ class BaseNCE(BaseEstimator):
         callbacks.extend(extra)
         if self.verbose:
             callbacks.append(("progress", self._progress_bar()))
+        callbacks.extend(checkpoint_guards(self.callbacks, type(self).__name__))
         return callbacks + list(self.callbacks or ())
 
     def _early_stopping(self) -> EarlyStopping:

@@ -20,6 +20,7 @@ from skorch.callbacks import Callback, LRScheduler, ProgressBar
 
 from sknce._base import BaseNCE, common_params
 from sknce._callbacks import LinearDecay
+from sknce._checkpoints import stamp_fingerprint
 from sknce._compat import Interval, StrOptions, _fit_context, check_is_fitted
 from sknce._random import torch_generator
 from sknce.losses import BinaryNCELoss, NegativeSamplingLoss
@@ -618,6 +619,8 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         self.vocabulary_ = dict(vocab.index)
         self.counts_ = vocab.counts
         self.noise_ = noise
+        # Checkpoints carry it: resuming one of another vocabulary is an error.
+        stamp_fingerprint(module, "vocabulary", vocab.words)
         wv = getattr(self, "wv_", None)
         if (
             wv is not None

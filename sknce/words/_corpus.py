@@ -12,6 +12,7 @@ does the same for CBOW's examples (a centre word and all its context words).
 from __future__ import annotations
 
 import re
+import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import repeat
@@ -370,6 +371,21 @@ class Vocabulary:
                 f"no word occurs at least min_count={effective} times in X (the most "
                 f"frequent word, {top_word!r}, occurs {top_count} times) or trim_rule drops "
                 "them all; lower min_count, raise max_final_vocab, or pass a larger corpus."
+            )
+        if len(kept) == 1:
+            others = len(counter) - 1
+            why = (
+                f"the {others} other words of X occur fewer than min_count={effective} "
+                "times or trim_rule drops them"
+                if others
+                else "X has no other word"
+            )
+            warnings.warn(
+                f"the vocabulary holds a single word, {kept[0][0]!r} ({why}): every "
+                "negative would be that word itself, so training learns nothing and "
+                "similarities mean nothing. Lower min_count or pass a larger corpus.",
+                UserWarning,
+                stacklevel=5,
             )
         counts = np.fromiter((c for _, c in kept), dtype=np.int64, count=len(kept))
         # gensim's sort_by_descending_frequency: lexsort((-indices, -counts)).
