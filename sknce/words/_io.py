@@ -709,6 +709,8 @@ def write_word2vec(
     *,
     binary: bool = False,
     write_header: bool = True,
+    vocab_path: PathType | None = None,
+    counts: np.ndarray | None = None,
 ) -> None:
     """Write words and vectors in the word2vec text or binary format, atomically.
 
@@ -725,6 +727,12 @@ def write_word2vec(
     binary : bool, default=False
     write_header : bool, default=True
         Write the ``"<n_words> <n_dims>"`` line (``False`` gives GloVe's format).
+    vocab_path : str or path-like or None, default=None
+        Also write the vocabulary file of the C tool's ``-save-vocab`` (gensim's
+        ``fvocab``): a ``"<word> <count>"`` line per word, in row order. The two
+        files are switched in together.
+    counts : ndarray of int of shape (n_words,) or None, default=None
+        The counts of ``vocab_path``.
 
     Raises
     ------
@@ -736,7 +744,17 @@ def write_word2vec(
     if binary and not write_header:
         raise ValueError("the binary word2vec format needs its header; pass write_header=True.")
     n_rows = 4096
-    with atomic_write(path) as out:
+    path = Path(path)
+    with contextlib.ExitStack() as stack:
+        out, tmp = stack.enter_context(_staged(path))
+        staged = [(tmp, path)]
+        if vocab_path is not None:
+            vocab_path = Path(vocab_path)
+            vocab_out, vocab_tmp = stack.enter_context(_staged(vocab_path))
+            for start in range(0, len(words), n_rows):
+                pairs = zip(words[start : start + n_rows], counts[start : start + n_rows])
+                vocab_out.write("".join(f"{w} {int(c)}\n" for w, c in pairs).encode())
+            staged.append((vocab_tmp, vocab_path))
         if write_header:
             out.write(f"{len(words)} {vectors.shape[1]}\n".encode())
         for start in range(0, len(words), n_rows):
@@ -752,6 +770,67 @@ def write_word2vec(
                         f"{w} {' '.join(map(str, v))}\n" for w, v in zip(chunk, block)
                     ).encode()
                 )
+    _switch(staged)
+
+
+def read_vocab(
+    path: PathType, words: list[str], unicode_errors: str = "strict", encoding: str = "utf8"
+) -> np.ndarray:
+    """The counts of ``words`` in a vocabulary file (``"<word> <count>"`` lines, gensim's fvocab).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file (``.gz``/``.bz2`` decompressed), as the C tool's ``-save-vocab``
+        writes it.
+    words : list of str
+        The words whose counts are wanted.
+    unicode_errors : {"strict", "replace", "ignore"}, default="strict"
+    encoding : str, default="utf8"
+
+    Returns
+    -------
+    ndarray of int64 of shape (len(words),)
+
+    Raises
+    ------
+    ValueError
+        If a line is not a word and a non-negative whole count, or a word of
+        ``words`` is missing from the file (the messages name the file).
+    """
+    counts: dict[str, int] = {}
+    with file_errors(path), open_file(path, "rb") as lines:
+        for line_no, raw in enumerate(lines, start=1):
+            try:
+                line = raw.decode(encoding, errors=unicode_errors)
+            except UnicodeDecodeError as exc:
+                raise ValueError(
+                    f"line {line_no} of {path} is not valid {encoding} ({exc.reason}); load "
+                    "with unicode_errors='replace' or 'ignore'."
+                ) from None
+            if line_no == 1:
+                line = line.lstrip("\ufeff")
+            fields = line.split()
+            if not fields:
+                continue
+            try:
+                word, count = fields
+                count = int(count)
+                if count < 0:
+                    raise ValueError
+            except ValueError:
+                raise ValueError(
+                    f"line {line_no} of {path} is {line.strip()[:60]!r}; a vocabulary file "
+                    "holds lines '<word> <count>' with a whole count >= 0."
+                ) from None
+            counts.setdefault(word, count)
+    missing = [w for w in words if w not in counts]
+    if missing:
+        raise ValueError(
+            f"the vocabulary file {path} lacks {len(missing)} of the {len(words)} words "
+            f"(e.g. {missing[:3]!r}); is it the vocabulary of these vectors?"
+        )
+    return np.fromiter((counts[w] for w in words), dtype=np.int64, count=len(words))
 
 
 # --- native format ---------------------------------------------------------------------

@@ -1297,6 +1297,7 @@ class WordVectors:
         restrict_vocab: int = 300000,
         case_insensitive: bool = True,
         dummy4unknown: bool = False,
+        similarity_function: str = "most_similar",
     ) -> tuple[float, list[dict]]:
         """Accuracy on word analogies "a is to b as c is to d", by section.
 
@@ -1305,6 +1306,9 @@ class WordVectors:
         the five words nearest to ``b + c - a`` (3CosAdd, as in
         :meth:`most_similar`) that is known and not a question word. The
         questions are answered in batches of one matrix product each.
+        ``similarity_function="most_similar_cosmul"`` ranks the words by
+        3CosMul instead (:meth:`most_similar_cosmul`; gensim 4.4 accepts the
+        option but always uses 3CosAdd).
 
         Parameters
         ----------
@@ -1318,6 +1322,9 @@ class WordVectors:
             Compare words upper-cased (the first of several case variants wins).
         dummy4unknown : bool, default=False
             Count questions with an unknown word as wrong instead of skipping them.
+        similarity_function : {"most_similar", "most_similar_cosmul"}, default="most_similar"
+            The ranking of candidate answers: 3CosAdd or 3CosMul (Levy and
+            Goldberg, 2014).
 
         Returns
         -------
@@ -1332,8 +1339,14 @@ class WordVectors:
         ------
         ValueError
             If the file has a question before its first section header, or
-            no question at all.
+            no question at all, or ``similarity_function`` is unknown.
         """
+        if similarity_function not in ("most_similar", "most_similar_cosmul"):
+            raise ValueError(
+                "similarity_function must be 'most_similar' (3CosAdd) or "
+                f"'most_similar_cosmul' (3CosMul), got {similarity_function!r}."
+            )
+        cosmul = similarity_function == "most_similar_cosmul"
         ok_vocab = self._ok_vocab(restrict_vocab, case_insensitive)
         sections, entries, questions = [], [], []
         n_questions = 0
@@ -1350,7 +1363,9 @@ class WordVectors:
                 entries[-1].append((value, None))
         if not n_questions:
             raise ValueError(f"{analogies} holds no analogy question (lines of four words).")
-        verdicts = self._answer_analogies(questions, ok_vocab, restrict_vocab, case_insensitive)
+        verdicts = self._answer_analogies(
+            questions, ok_vocab, restrict_vocab, case_insensitive, cosmul
+        )
         for section, section_entries in zip(sections, entries):
             for question, i in section_entries:
                 key = "correct" if i is not None and verdicts[i] else "incorrect"
@@ -1365,7 +1380,27 @@ class WordVectors:
         score = len(total["correct"]) / n_evaluated if n_evaluated else 0.0
         return score, sections
 
-    def _answer_analogies(self, questions, ok_vocab, restrict_vocab, case_insensitive):
+    def _cosadd_scores(self, block, matrix, divisor) -> np.ndarray:
+        """3CosAdd of unit vectors ``block[:, (a, b, c)]``: cosines with ``b + c - a``."""
+        # gensim's sum: b + c - a accumulated in the vectors' type, then / 3 and unit
+        # length in float64, then back to float32.
+        mean = block[:, 1] + block[:, 2]
+        mean -= block[:, 0]
+        mean = mean.astype(np.float64) / 3.0
+        norm = np.linalg.norm(mean, axis=1, keepdims=True)
+        query = np.where(norm > 0, mean * (1.0 / np.where(norm > 0, norm, 1)), mean)
+        query = query.astype(np.float32)
+        return self._patch_extreme(query @ matrix.T / divisor, query)
+
+    def _cosmul_scores(self, block, matrix, divisor) -> np.ndarray:
+        """3CosMul of unit vectors ``block[:, (a, b, c)]``, as :meth:`most_similar_cosmul`."""
+        terms = block.reshape(-1, block.shape[-1])
+        cosines = self._patch_extreme(terms @ matrix.T / divisor, terms)
+        cosines = cosines.reshape(len(block), 3, -1)
+        positive = (1 + cosines[:, 1]) / 2 * ((1 + cosines[:, 2]) / 2)
+        return positive / ((1 + cosines[:, 0]) / 2 + 0.000001)
+
+    def _answer_analogies(self, questions, ok_vocab, restrict_vocab, case_insensitive, cosmul):
         """Whether each in-vocabulary question is answered right, as gensim decides it."""
         if not questions:
             return []
@@ -1379,16 +1414,9 @@ class WordVectors:
         for start in range(0, len(questions), step):
             block_rows = rows[start : start + step]
             block = self._unit_rows(block_rows)  # a, b, c
-            # gensim's sum: b + c - a accumulated in the vectors' type, then / 3 and unit
-            # length in float64, then back to float32.
-            mean = block[:, 1] + block[:, 2]
-            mean -= block[:, 0]
-            mean = mean.astype(np.float64) / 3.0
-            norm = np.linalg.norm(mean, axis=1, keepdims=True)
-            query = np.where(norm > 0, mean * (1.0 / np.where(norm > 0, norm, 1)), mean)
+            scores = self._cosmul_scores if cosmul else self._cosadd_scores
             # (questions, words), so that the top-k selection runs along contiguous rows.
-            query = query.astype(np.float32)
-            neg_sims = -self._patch_extreme(query @ matrix.T / divisor, query)
+            neg_sims = -scores(block, matrix, divisor)
             if n_best >= end:
                 best = np.argsort(neg_sims, axis=1)[:, :n_best]
             else:
@@ -1407,9 +1435,162 @@ class WordVectors:
                 verdicts.append(predicted == expected)
         return verdicts
 
+    # --- gensim ------------------------------------------------------------------------
+    def to_gensim(self):
+        """The same vectors as a gensim ``KeyedVectors`` (a copy).
+
+        Words, row order, the matrix bit for bit in its type, and the per-word
+        attributes (``"count"``...) are carried over; :meth:`from_gensim` gives
+        back an equal :class:`WordVectors`.
+
+        Returns
+        -------
+        gensim.models.KeyedVectors
+
+        Raises
+        ------
+        ImportError
+            If gensim is not installed.
+        """
+        keyed_vectors = _gensim_keyed_vectors("to_gensim")
+        kv = keyed_vectors(self.vector_size, count=0, dtype=self._vectors.dtype)
+        kv.add_vectors(list(self.index_to_key), np.array(self._vectors))
+        for name, values in self.expandos.items():
+            # gensim's add_vectors(extras=...) mishandles the dict: set the arrays directly.
+            kv.expandos[name] = values.copy()
+        return kv
+
+    @classmethod
+    def from_gensim(cls, kv) -> WordVectors:
+        """The vectors of a gensim ``KeyedVectors`` (a copy), with their attributes.
+
+        Only the vectors of the vocabulary's words are taken: a
+        ``FastTextKeyedVectors``'s n-gram buckets are not.
+
+        Parameters
+        ----------
+        kv : gensim.models.KeyedVectors
+            E.g. ``model.wv`` of a gensim ``Word2Vec``.
+
+        Returns
+        -------
+        WordVectors
+
+        Raises
+        ------
+        ImportError
+            If gensim is not installed.
+        TypeError
+            If ``kv`` is not a ``KeyedVectors``, or has keys that are not words
+            (``Doc2Vec``'s integer tags).
+        """
+        keyed_vectors = _gensim_keyed_vectors("from_gensim")
+        if not isinstance(kv, keyed_vectors):
+            raise TypeError(
+                f"from_gensim takes a gensim KeyedVectors (e.g. model.wv), got "
+                f"{type(kv).__name__}."
+            )
+        words = list(kv.index_to_key)
+        bad = [key for key in words if not isinstance(key, str)][:1]
+        if bad:
+            raise TypeError(
+                f"the KeyedVectors has keys that are not words, e.g. {bad[0]!r} "
+                f"({type(bad[0]).__name__}: Doc2Vec's tags, or a row of KeyedVectors(count=n) "
+                "not filled yet); WordVectors holds str words."
+            )
+        wv = cls(words, np.array(kv.vectors), dtype=kv.vectors.dtype)
+        for name, values in kv.expandos.items():
+            wv.expandos[name] = np.array(values[: len(words)])
+        return wv
+
+    def vectors_for_all(
+        self, keys: Iterable, allow_inference: bool = True, copy_vecattrs: bool = False
+    ) -> WordVectors:
+        """The vectors of the known words among ``keys``, as a new :class:`WordVectors`.
+
+        As gensim's ``vectors_for_all``: the keys are deduplicated, kept in
+        their first order, unknown ones left out.
+
+        Parameters
+        ----------
+        keys : iterable of str
+            The words wanted (e.g. a corpus's words, most frequent first).
+        allow_inference : bool, default=True
+            gensim's option for vectors that can be inferred for unknown words
+            (subword models); these vectors have none, so unknown words are
+            always left out.
+        copy_vecattrs : bool, default=False
+            Carry the per-word attributes (``"count"``...) over.
+
+        Returns
+        -------
+        WordVectors
+        """
+        rows, seen = [], set()
+        for key in keys:
+            if key in seen:
+                continue
+            seen.add(key)
+            row = self.key_to_index.get(key, -1) if isinstance(key, str) else -1
+            if row >= 0:
+                rows.append(row)
+        rows = np.asarray(rows, dtype=np.intp)
+        wv = type(self)(
+            [self.index_to_key[i] for i in rows], self._vectors[rows], dtype=self._vectors.dtype
+        )
+        if copy_vecattrs:
+            wv.expandos = {name: values[rows] for name, values in self.expandos.items()}
+        return wv
+
+    def relative_cosine_similarity(self, wa, wb, topn: int = 10) -> float:
+        """Relative cosine similarity of ``wb`` to ``wa`` among ``wa``'s ``topn`` neighbours.
+
+        Equation (1) of Leeuwenberg et al. (2016), as gensim computes it:
+        ``similarity(wa, wb)`` divided by the sum of the similarities of
+        ``wa``'s ``topn`` nearest words. Above ``1 / topn``, ``wb`` is closer to
+        ``wa`` than an average neighbour (the paper's synonym threshold is 0.10
+        for ``topn=10``).
+
+        Parameters
+        ----------
+        wa : str
+            The word whose neighbours are the reference.
+        wb : str
+            The word compared with it.
+        topn : int, default=10
+            Number of neighbours of ``wa``.
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        ValueError
+            If ``wa`` has no neighbour (``topn < 1`` or a one-word vocabulary).
+
+        References
+        ----------
+        Leeuwenberg, A., Vela, M., Dehdari, J. and van Genabith, J. (2016). A
+        minimally supervised approach for synonym extraction with word
+        embeddings. The Prague Bulletin of Mathematical Linguistics, 105.
+        """
+        sims = self.similar_by_word(wa, topn)
+        if not sims:
+            raise ValueError(
+                f"cannot compute a relative cosine similarity without neighbours of {wa!r} "
+                f"(topn={topn}, {len(self)} words); pass topn >= 1."
+            )
+        return float(self.similarity(wa, wb)) / sum(sim for _, sim in sims)
+
     # --- files -------------------------------------------------------------------------
     def save_word2vec_format(
-        self, path: PathType, binary: bool = False, write_header: bool = True
+        self,
+        path: PathType,
+        binary: bool = False,
+        write_header: bool = True,
+        *,
+        fvocab: PathType | None = None,
     ) -> None:
         """Write the vectors in the word2vec format (C tool, gensim), atomically.
 
@@ -1430,15 +1611,35 @@ class WordVectors:
             Write the binary format instead of text.
         write_header : bool, default=True
             Write the header line (text without it is GloVe's format).
+        fvocab : str or path-like or None, default=None
+            Also write the word counts (the ``"count"`` attribute) to this file,
+            a ``"<word> <count>"`` line per word in row order, as gensim's
+            ``fvocab`` and the C tool's ``-save-vocab``. Both files are replaced
+            together, or neither.
 
         Raises
         ------
         ValueError
             If a word is empty, holds whitespace or a control character, or
-            cannot be encoded in UTF-8 (the message names it).
+            cannot be encoded in UTF-8 (the message names it), or ``fvocab`` is
+            given and no counts are stored.
         """
+        counts = None
+        if fvocab is not None:
+            if "count" not in self.expandos:
+                raise ValueError(
+                    "fvocab needs the words' counts, and these vectors have none; pass "
+                    "counts= to WordVectors, or set_vecattr(word, 'count', n) for each word."
+                )
+            counts = self.expandos["count"]
         _io.write_word2vec(
-            path, self.index_to_key, self._vectors, binary=binary, write_header=write_header
+            path,
+            self.index_to_key,
+            self._vectors,
+            binary=binary,
+            write_header=write_header,
+            vocab_path=fvocab,
+            counts=counts,
         )
 
     @classmethod
@@ -1450,6 +1651,8 @@ class WordVectors:
         unicode_errors: str = "strict",
         datatype=np.float32,
         encoding: str = "utf8",
+        *,
+        fvocab: PathType | None = None,
     ) -> WordVectors:
         """Read vectors written in the word2vec format (gensim, the C tool, GloVe).
 
@@ -1473,6 +1676,11 @@ class WordVectors:
             Type of the loaded vectors.
         encoding : str, default="utf8"
             Encoding of the words.
+        fvocab : str or path-like or None, default=None
+            A vocabulary file (``"<word> <count>"`` lines: gensim's ``fvocab``,
+            the C tool's ``-save-vocab``) whose counts become the ``"count"``
+            attribute. Without it no counts are stored (gensim makes up
+            decreasing ones).
 
         Returns
         -------
@@ -1483,7 +1691,8 @@ class WordVectors:
         ValueError
             If the file is not in the word2vec format (bad header, header
             disagreeing with the records, tab-separated fields, a word list
-            without values, truncated), with the line or record at fault.
+            without values, truncated), with the line or record at fault; if
+            ``fvocab`` is damaged or lacks a word of the file.
         """
         words, vectors = _io.read_word2vec(
             path,
@@ -1493,7 +1702,10 @@ class WordVectors:
             datatype=datatype,
             encoding=encoding,
         )
-        return cls(words, vectors, dtype=vectors.dtype)
+        counts = None
+        if fvocab is not None:
+            counts = _io.read_vocab(fvocab, words, unicode_errors, encoding)
+        return cls(words, vectors, counts=counts, dtype=vectors.dtype)
 
     def save(self, path: PathType) -> None:
         """Save in sknce's native format: ``path`` (JSON) and ``<path>.vectors.npy``.
@@ -1544,6 +1756,18 @@ class WordVectors:
                 raise ValueError(f"{path}: the attribute {name!r} has {len(values)} values.")
             wv.expandos[name] = values
         return wv
+
+
+def _gensim_keyed_vectors(caller: str):
+    """gensim's ``KeyedVectors`` class, or an ImportError saying how to get it."""
+    try:
+        from gensim.models import KeyedVectors
+    except ImportError:
+        raise ImportError(
+            f"WordVectors.{caller} needs gensim, which is not installed; install it with "
+            "'pip install gensim'."
+        ) from None
+    return KeyedVectors
 
 
 def resolve_init_vectors(init_vectors) -> WordVectors:
