@@ -61,6 +61,9 @@ _NATIVE_KEYS = {
 _PAIR_TRAILER = b"\nsknce.WordVectors pair "
 _PAIR_HEX = 32
 _UTF8_BOM = codecs.BOM_UTF8
+# Bounds of a header's numbers: beyond them no matrix can be indexed.
+_MAX_WORDS = 1 << 48
+_MAX_DIMS = 1 << 31
 # Largest ratio of uncompressed to compressed size: deflate's (gzip) is 1032; bzip2's
 # is far higher for pathological input (runs of one byte), about 4.6e7.
 _MAX_RATIO = {".gz": 1100, ".bz2": 5 * 10**7}
@@ -337,7 +340,8 @@ def _parse_header(line: bytes) -> tuple[int, int] | None:
         n_words, n_dims = int(fields[0]), int(fields[1])
     except ValueError:
         return None
-    return (n_words, n_dims) if n_words >= 0 and n_dims > 0 else None
+    valid = 0 <= n_words < _MAX_WORDS and 0 < n_dims < _MAX_DIMS
+    return (n_words, n_dims) if valid else None
 
 
 def _bad_header(path: PathType, line: bytes) -> str | None:
@@ -350,8 +354,9 @@ def _bad_header(path: PathType, line: bytes) -> str | None:
     shown = line.strip().decode("ascii")
     return (
         f"the first line of {path}, {shown!r}, is not a word2vec header: the header is two "
-        "numbers, '<n_words> <n_dims>', with n_words >= 0 and n_dims >= 1. Fix the header "
-        "(or, for a header-less file whose first word is a number, add one)."
+        f"numbers, '<n_words> <n_dims>', with 0 <= n_words < {_MAX_WORDS} and "
+        f"1 <= n_dims < {_MAX_DIMS}. Fix the header (or, for a header-less file whose first "
+        "word is a number, add one)."
     )
 
 
@@ -957,7 +962,7 @@ def _check_matrix_file(path: Path, matrix_path: Path, meta: dict) -> None:
                 else np.lib.format.read_array_header_2_0
             )
             shape, _, dtype = read_header(f)
-        except (ValueError, OSError, SyntaxError) as exc:
+        except Exception as exc:  # numpy's header parser raises many kinds on junk
             raise ValueError(
                 f"{matrix_path} is not a .npy matrix file, or its header is damaged ({exc})."
             ) from None

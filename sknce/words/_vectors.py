@@ -13,6 +13,7 @@ of pretrained vectors into a :class:`WordVectors`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -1705,7 +1706,8 @@ class WordVectors:
         counts = None
         if fvocab is not None:
             counts = _io.read_vocab(fvocab, words, unicode_errors, encoding)
-        return cls(words, vectors, counts=counts, dtype=vectors.dtype)
+        with _naming(path):
+            return cls(words, vectors, counts=counts, dtype=vectors.dtype)
 
     def save(self, path: PathType) -> None:
         """Save in sknce's native format: ``path`` (JSON) and ``<path>.vectors.npy``.
@@ -1750,12 +1752,22 @@ class WordVectors:
             If ``path`` is not a native file or its matrix file does not match.
         """
         words, vectors, vecattrs = _io.read_native(path, mmap=mmap)
-        wv = cls(words, vectors, dtype=vectors.dtype)
+        with _naming(path):
+            wv = cls(words, vectors, dtype=vectors.dtype)
         for name, values in vecattrs.items():
             if values.shape != (len(wv),):
                 raise ValueError(f"{path}: the attribute {name!r} has {len(values)} values.")
             wv.expandos[name] = values
         return wv
+
+
+@contextlib.contextmanager
+def _naming(path: PathType):
+    """A ValueError about the words or vectors read from ``path``, prefixed with its name."""
+    try:
+        yield
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
 
 
 def _gensim_keyed_vectors(caller: str):
