@@ -1059,6 +1059,8 @@ def iter_word_pairs(pairs, delimiter: str = "\t", case_insensitive: bool = True,
     Parameters
     ----------
     pairs : str, path-like, or iterable of (str, str, float)
+        A file (``.gz``/``.bz2`` decompressed, a UTF-8 byte-order mark
+        skipped), or the triples.
     delimiter : str, default="\\t"
     case_insensitive : bool, default=True
         Upper-case the words.
@@ -1069,8 +1071,17 @@ def iter_word_pairs(pairs, delimiter: str = "\t", case_insensitive: bool = True,
     (str, str, float)
     """
     if isinstance(pairs, (str, os.PathLike)):
-        with open(pairs, encoding=encoding) as lines:
-            for line_no, line in enumerate(lines, start=1):
+        with file_errors(pairs), open_file(pairs, "rb") as lines:
+            for line_no, raw in enumerate(lines, start=1):
+                try:
+                    line = raw.decode(encoding)
+                except UnicodeDecodeError as exc:
+                    raise ValueError(
+                        f"line {line_no} of {pairs} is not valid {encoding} ({exc.reason}); "
+                        "pass the file's encoding."
+                    ) from None
+                if line_no == 1:
+                    line = line.removeprefix("\ufeff")  # a byte-order mark is no word
                 if not line or line.startswith("#"):
                     continue
                 try:
@@ -1126,6 +1137,8 @@ def iter_analogies(path: PathType, case_insensitive: bool = True):
                 line = raw.decode("utf8")
             except UnicodeDecodeError:
                 raise ValueError(f"line {line_no} of {path} is not valid UTF-8.") from None
+            if line_no == 1:
+                line = line.removeprefix("\ufeff")  # a byte-order mark is no word
             if line.startswith(": "):
                 in_section = True
                 yield "section", line.lstrip(": ").strip()

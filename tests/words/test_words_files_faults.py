@@ -346,3 +346,29 @@ def test_compressed_files_still_round_trip(old, tmp_path):
         old.save_word2vec_format(path)
         assert module.decompress(path.read_bytes()).startswith(b"5 4\n")
         _assert_same(WordVectors.load_word2vec_format(path), old)
+
+
+# --- evaluation files --------------------------------------------------------------------
+
+
+def test_evaluation_files_with_a_byte_order_mark_or_compressed_read_as_plain(old, tmp_path):
+    pairs = "the\tof\t3.5\ncafé\tand\t1.0\nof\tand\t2.0\nthe\tcafé\t0.5\n"
+    plain = tmp_path / "pairs.tsv"
+    plain.write_text(pairs, encoding="utf8")
+    expected = old.evaluate_word_pairs(plain)
+    bom = tmp_path / "bom.tsv"
+    bom.write_bytes(b"\xef\xbb\xbf" + pairs.encode())  # the first word is 'the', not '\ufeffthe'
+    assert old.evaluate_word_pairs(bom) == expected
+    packed = tmp_path / "pairs.tsv.gz"
+    packed.write_bytes(gzip.compress(pairs.encode()))
+    assert old.evaluate_word_pairs(packed) == expected
+    packed.write_bytes(gzip.compress(pairs.encode())[:-9])
+    with pytest.raises(ValueError, match=r"pairs\.tsv\.gz cannot be read as a \.gz file"):
+        old.evaluate_word_pairs(packed)
+    bom.write_bytes(b"the\tof\t3.5\n\xff\xfe\t\x00\t1\n")
+    with pytest.raises(ValueError, match=r"line 2 of .*bom\.tsv is not valid utf8"):
+        old.evaluate_word_pairs(bom)
+    questions = tmp_path / "questions.txt"
+    questions.write_bytes(b"\xef\xbb\xbf: s\nthe of and caf\xc3\xa9\n")
+    score, sections = old.evaluate_word_analogies(questions)
+    assert sections[0]["section"] == "s" and len(sections[0]["correct"] + sections[0]["incorrect"])
