@@ -253,9 +253,11 @@ def test_a_header_announcing_terabytes_is_checked_before_allocating(
     with _io.open_file(path, "wb") as f:
         f.write(header + body)
     n_words, n_dims = header.split()
-    # A text file's first record, of 4 values, is the first thing the header contradicts.
-    problem = f"announces {int(n_words)}|has 4 values for 'the', expected {int(n_dims)}"
-    with pytest.raises(ValueError, match=rf"lie\.w2v{re.escape(suffix)} ({problem})"):
+    if int(n_dims) >= 2**31:  # no matrix row can be that long: not a header at all
+        match = rf"first line of .*lie\.w2v{re.escape(suffix)}, '5 4000000000000', is not a"
+    else:
+        match = rf"lie\.w2v{re.escape(suffix)} announces {int(n_words)}"
+    with pytest.raises(ValueError, match=match):
         WordVectors.load_word2vec_format(path, binary=binary)
 
 
