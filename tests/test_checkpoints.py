@@ -164,3 +164,32 @@ def test_a_one_word_vocabulary_is_named():
     with pytest.warns(UserWarning, match=r"single word, 'a' \(X has no other word\)") as w:
         ACEWord2Vec(**ACE).fit([["a"] * 10, ["a"] * 8])
     assert w[0].filename == __file__
+
+
+def test_a_train_end_checkpoint_of_another_vocabulary_is_refused(tmp_path):
+    def callbacks():
+        checkpoint = TrainEndCheckpoint(dirname=str(tmp_path))
+        return [checkpoint, LoadInitState(checkpoint)]
+
+    ACEWord2Vec(callbacks=callbacks(), **ACE).fit(A)
+    assert len(ACEWord2Vec(callbacks=callbacks(), **ACE).fit(A).history_) == 4
+    with pytest.raises(ValueError, match=r"train_end_params\.pt was trained on another vocab"):
+        ACEWord2Vec(callbacks=callbacks(), **ACE).fit(B)
+
+
+def test_a_safetensors_checkpoint_is_checked_too(tmp_path):
+    pytest.importorskip("safetensors")
+
+    def callbacks():
+        checkpoint = Checkpoint(
+            dirname=str(tmp_path), monitor=None, use_safetensors=True, f_optimizer=None
+        )
+        return [checkpoint, LoadInitState(checkpoint, use_safetensors=True)]
+
+    ACEWord2Vec(callbacks=callbacks(), **ACE).fit(A)
+    assert len(ACEWord2Vec(callbacks=callbacks(), **ACE).fit(A).history_) == 4
+    with pytest.raises(ValueError, match=r"params\.pt was trained on another vocabulary"):
+        ACEWord2Vec(callbacks=callbacks(), **ACE).fit(B)
+    (tmp_path / "params.pt").write_bytes(b"\x08")
+    with pytest.raises(ValueError, match=r"params\.pt cannot be read .*safetensors"):
+        ACEWord2Vec(callbacks=callbacks(), **ACE).fit(A)

@@ -996,6 +996,22 @@ def _check_matrix_file(path: Path, matrix_path: Path, meta: dict) -> None:
         )
 
 
+def is_native(path: PathType) -> bool:
+    """Whether ``path`` starts as a file written by :func:`write_native` does.
+
+    Parameters
+    ----------
+    path : str or path-like
+
+    Returns
+    -------
+    bool
+    """
+    with open(path, "rb") as f:
+        head = f.read(64)
+    return head.startswith(b"{") and f'"{_NATIVE_FORMAT}"'.encode() in head
+
+
 def read_native(path: PathType, mmap: str | None = None):
     """Words, matrix and per-word attributes saved by :func:`write_native`.
 

@@ -1055,9 +1055,23 @@ class WordVectors:
         -------
         ndarray of shape (n,)
         """
-        norm = np.linalg.norm(vector_1)
-        all_norms = np.linalg.norm(vectors_all, axis=1)
-        return np.dot(vectors_all, vector_1) / (norm * all_norms)
+        vector_1, vectors_all = np.asarray(vector_1), np.asarray(vectors_all)
+        with np.errstate(over="ignore", under="ignore"):  # such norms are redone below
+            norm = np.linalg.norm(vector_1)
+            all_norms = np.linalg.norm(vectors_all, axis=1)
+        dtype = np.result_type(vector_1, vectors_all, np.float32)
+        floor = np.sqrt(np.finfo(dtype).tiny / np.finfo(dtype).eps)
+        norms = np.append(all_norms[np.abs(vectors_all).max(axis=1, initial=0) > 0], norm)
+        if (np.isfinite(norms).all() and (norms >= floor).all()) or not vector_1.any():
+            return np.dot(vectors_all, vector_1) / (norm * all_norms)
+        # Squares overflow or underflow: each vector divided by its largest value first.
+        query = vector_1.astype(np.float64) / np.abs(vector_1).max()
+        rows = vectors_all.astype(np.float64)
+        biggest = np.abs(rows).max(axis=1, initial=0)[:, None]
+        rows = rows / np.where(biggest > 0, biggest, 1)
+        with np.errstate(invalid="ignore"):  # a zero row is NaN, as in gensim
+            sims = rows @ query / (np.linalg.norm(rows, axis=1) * np.linalg.norm(query))
+        return sims.astype(dtype)
 
     def distances(self, word_or_vector, other_words: Iterable = ()) -> np.ndarray:
         """Cosine distances (1 - cosine) from a word or vector to other words.
@@ -1794,7 +1808,8 @@ def resolve_init_vectors(init_vectors) -> WordVectors:
         - a gensim ``KeyedVectors`` (anything with ``index_to_key`` and
           ``vectors``);
         - a path (str or path-like) to a file in the word2vec text or binary
-          format, or GloVe's header-less text format; which one is detected.
+          format, or GloVe's header-less text format, or sknce's native format
+          (:meth:`WordVectors.save`); which one is detected.
 
     Returns
     -------
@@ -1812,6 +1827,8 @@ def resolve_init_vectors(init_vectors) -> WordVectors:
     if isinstance(init_vectors, (str, os.PathLike)):
         if not os.path.exists(init_vectors):
             raise ValueError(f"init_vectors file {str(init_vectors)!r} does not exist.")
+        if _io.is_native(init_vectors):
+            return WordVectors.load(init_vectors)
         return WordVectors.load_word2vec_format(init_vectors, binary=None)
     if isinstance(init_vectors, Mapping):
         if not init_vectors:

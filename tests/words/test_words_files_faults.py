@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from sknce.words import _io
-from sknce.words._vectors import WordVectors
+from sknce.words._vectors import WordVectors, resolve_init_vectors
 
 WORDS = ["the", "of", "café", "日本語", "and"]
 
@@ -374,3 +374,13 @@ def test_evaluation_files_with_a_byte_order_mark_or_compressed_read_as_plain(old
     questions.write_bytes(b"\xef\xbb\xbf: s\nthe of and caf\xc3\xa9\n")
     score, sections = old.evaluate_word_analogies(questions)
     assert sections[0]["section"] == "s" and len(sections[0]["correct"] + sections[0]["incorrect"])
+
+
+def test_init_vectors_accept_a_native_file(old, tmp_path):
+    path = tmp_path / "model.wv"
+    old.save(path)
+    _assert_same(resolve_init_vectors(path), old)
+    _assert_same(resolve_init_vectors(str(path)), old)
+    _io.native_matrix_path(path).unlink()
+    with pytest.raises(ValueError, match=r"model\.wv has no matrix file"):
+        resolve_init_vectors(path)

@@ -150,3 +150,25 @@ def test_evaluate_word_pairs_keeps_gensims_exact_ties(tmp_path):
     g_pearson, g_spearman, g_oov = kv.evaluate_word_pairs(path)
     assert spearman[0] == g_spearman[0] and spearman[1] == g_spearman[1]
     assert pearson[0] == pytest.approx(g_pearson[0], abs=1e-12) and oov == g_oov
+
+
+@pytest.mark.parametrize(("scale", "atol"), SCALES)
+def test_cosine_similarities_of_huge_and_tiny_vectors(reference, scale, atol):
+    wv = _scaled(reference, scale)
+    expected = WordVectors.cosine_similarities(reference["w1"], reference.vectors)
+    np.testing.assert_allclose(
+        WordVectors.cosine_similarities(wv["w1"], wv.vectors), expected, atol=atol
+    )
+    np.testing.assert_allclose(
+        WordVectors.cosine_similarities(reference["w1"], wv.vectors), expected, atol=atol
+    )
+
+
+def test_cosine_similarities_equal_gensims():
+    rng = np.random.default_rng(6)
+    vectors = rng.normal(size=(50, 9)).astype(np.float32)
+    ours = WordVectors.cosine_similarities(vectors[3], vectors)
+    theirs = pytest.importorskip("gensim.models.keyedvectors").KeyedVectors.cosine_similarities(
+        vectors[3], vectors
+    )
+    assert ours.tobytes() == theirs.tobytes()
