@@ -746,6 +746,11 @@ def write_word2vec(
         encodable as UTF-8 (e.g. a lone surrogate); nothing is written then.
     """
     check_word2vec_words(words)
+    if vocab_path is not None and os.path.abspath(vocab_path) == os.path.abspath(path):
+        raise ValueError(
+            f"fvocab and the vectors' path are the same file ({path}); give the vocabulary "
+            "its own file."
+        )
     if binary and not write_header:
         raise ValueError("the binary word2vec format needs its header; pass write_header=True.")
     n_rows = 4096
@@ -918,7 +923,8 @@ def write_native(
 def _native_meta(path: PathType) -> dict:
     """The checked JSON part of a native file."""
     try:
-        with open(path, "rb") as f:
+        # A path ending in .gz or .bz2 was saved compressed (atomic_write compresses).
+        with file_errors(path), open_file(path, "rb") as f:
             meta = json.loads(f.read().decode("ascii"))
     except (UnicodeDecodeError, json.JSONDecodeError):
         meta = None
@@ -1007,7 +1013,7 @@ def is_native(path: PathType) -> bool:
     -------
     bool
     """
-    with open(path, "rb") as f:
+    with file_errors(path), open_file(path, "rb") as f:
         head = f.read(64)
     return head.startswith(b"{") and f'"{_NATIVE_FORMAT}"'.encode() in head
 

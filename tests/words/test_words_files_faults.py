@@ -384,3 +384,18 @@ def test_init_vectors_accept_a_native_file(old, tmp_path):
     _io.native_matrix_path(path).unlink()
     with pytest.raises(ValueError, match=r"model\.wv has no matrix file"):
         resolve_init_vectors(path)
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".bz2"])
+def test_a_native_save_under_a_compressed_name_loads(old, tmp_path, suffix):
+    path = tmp_path / f"model.wv{suffix}"
+    old.save(path)  # the words file is compressed, as its name says
+    _assert_same(WordVectors.load(path), old)
+    _assert_same(resolve_init_vectors(path), old)
+
+
+def test_fvocab_cannot_overwrite_the_vectors(old, tmp_path):
+    path = tmp_path / "v.txt"
+    with pytest.raises(ValueError, match="fvocab and the vectors' path are the same file"):
+        old.save_word2vec_format(path, fvocab=str(path))
+    assert not path.exists()
