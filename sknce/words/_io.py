@@ -922,16 +922,26 @@ def write_native(
 
 def _native_meta(path: PathType) -> dict:
     """The checked JSON part of a native file."""
+    # A path ending in .gz or .bz2 was saved compressed (atomic_write compresses).
+    with file_errors(path), open_file(path, "rb") as f:
+        raw = f.read(1)
+        if raw == b"{":  # not a multi-gigabyte read of another kind of file
+            raw += f.read()
     try:
-        # A path ending in .gz or .bz2 was saved compressed (atomic_write compresses).
-        with file_errors(path), open_file(path, "rb") as f:
-            meta = json.loads(f.read().decode("ascii"))
+        meta = json.loads(raw.decode("ascii"))
     except (UnicodeDecodeError, json.JSONDecodeError):
         meta = None
     if not isinstance(meta, dict) or meta.get("format") != _NATIVE_FORMAT:
+        # gensim's save pickles (protocol 2 and above start with b"\x80").
+        hint = (
+            "a gensim KeyedVectors.save file loads with gensim's KeyedVectors.load, then "
+            "WordVectors.from_gensim"
+            if raw[:1] == b"\x80"
+            else "a word2vec file loads with WordVectors.load_word2vec_format"
+        )
         raise ValueError(
             f"{path} is not a file written by WordVectors.save, or it is truncated or "
-            "damaged (a word2vec file loads with WordVectors.load_word2vec_format)."
+            f"damaged ({hint})."
         )
     if meta.get("version") not in (1, _NATIVE_VERSION):
         raise ValueError(

@@ -299,3 +299,11 @@ def test_analogies_by_cosmul_on_planted_answers(tmp_path):
         assert (add, mul) == (float(add_answer == expected), float(mul_answer == expected))
     with pytest.raises(ValueError, match="similarity_function must be 'most_similar'.*got 'cos'"):
         wv.evaluate_word_analogies(path, similarity_function="cos")
+
+
+def test_loading_a_gensim_save_names_the_way(wv, tmp_path):
+    path = tmp_path / "gensim.kv"
+    wv.to_gensim().save(str(path))
+    with pytest.raises(ValueError, match=r"gensim\.kv is not a file written by.*from_gensim"):
+        WordVectors.load(path)
+    _assert_equal(WordVectors.from_gensim(KeyedVectors.load(str(path))), wv)
