@@ -54,6 +54,7 @@ from sklearn.exceptions import ConvergenceWarning
 from skorch.callbacks import Callback, EarlyStopping, ProgressBar
 
 from sknce._callbacks import ChanceAwareEarlyStopping, DivergenceGuard, beats_chance
+from sknce._checkpoints import checkpoint_guards
 from sknce._compat import HasMethods, Interval, StrOptions, _fit_context
 from sknce._data import ChunkedDataset, is_chunk_stream, scan_chunks
 from sknce._engine import HoldOut, NCENet, resolve_device
@@ -656,6 +657,7 @@ class BaseNCE(BaseEstimator):
         callbacks.extend(extra)
         if self.verbose:
             callbacks.append(("progress", self._progress_bar()))
+        callbacks.extend(checkpoint_guards(self.callbacks, type(self).__name__))
         return callbacks + list(self.callbacks or ())
 
     def _early_stopping(self) -> EarlyStopping:
