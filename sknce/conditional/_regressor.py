@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -383,6 +384,7 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
             seeds = self._new_seeds()
             X = self._prepare(X, y, seeds)
         z = self._fitted_residuals(X, self._standardise(y))
+        self._warn_beyond_first_chunk(y, partial, continues)
         batch_size, max_epochs = self._schedule(X.shape[0], partial, continues)
         noise = GaussianMixtureNoise(np.atleast_1d(np.asarray(self.noise_scales, float)))
         device = self.net_.device if continues else self._resolve_device()
@@ -433,6 +435,42 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
             for v in (y_std.min() - _GRID_MARGIN, y_std.max() + _GRID_MARGIN)
         )
         return X
+
+    def _warn_beyond_first_chunk(self, y, partial: bool, continues: bool) -> None:
+        """Warn when ``partial_fit`` meets targets the first call's scaling cannot learn.
+
+        The first call fixes the target's standardisation, the base density and the
+        grid from its chunk; targets of a later chunk beyond the grid are clipped to
+        its ends, and a constant first chunk fixes a scale of 1 and a grid one unit
+        wide. Streaming regression learns only the range its first chunk spans
+        (``target_range_``).
+        """
+        fix = (
+            "Give partial_fit a first chunk that spans the targets' range (e.g. a random "
+            "sample of all the data), or fit on the whole data with fit."
+        )
+        if partial and not continues and np.ptp(y) == 0:
+            warnings.warn(
+                f"the first partial_fit chunk has a constant target ({y[0]:.4g}): the "
+                "target scaling, base density and grid fixed from it span one unit around "
+                "it, and later chunks' targets beyond that cannot be learned. " + fix,
+                UserWarning,
+                stacklevel=5,  # the caller of partial_fit,
+            )
+        if not continues:
+            return
+        low, high = self.target_range_
+        outside = int(np.count_nonzero((y < low) | (y > high)))
+        if outside:
+            warnings.warn(
+                f"{outside} of {len(y)} targets of this chunk lie beyond the range fixed by "
+                f"the first call (targets about {self.target_range_[0]:.4g} to "
+                f"{self.target_range_[1]:.4g}): the model's density lives on that range, "
+                "so these targets are clipped to its ends and cannot be learned; expect "
+                "poor predictions for them. " + fix,
+                UserWarning,
+                stacklevel=5,  # the caller of partial_fit,
+            )
 
     def _fitted_residuals(self, X, y_std: np.ndarray) -> np.ndarray:
         """Residuals :math:`z` of examples the base was fitted on (LinearBase.loc_scale).
@@ -521,7 +559,10 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
         base density and the grid (``input_scaler_``, ``y_mean_``, ``y_scale_``,
         ``base_``, ``grid_range_``) from its chunk; later calls keep them, the network
         and the optimizer's state. No validation split is held out and ``max_epochs``
-        is ignored: each call is one epoch over the chunk.
+        is ignored: each call is one epoch over the chunk. So streaming regression
+        learns only the target range of the first chunk: a later chunk with targets
+        beyond it, or a first chunk with a constant target, gives a ``UserWarning``;
+        start with a chunk that spans the range (e.g. a random sample of the data).
 
         Parameters
         ----------
