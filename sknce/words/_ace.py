@@ -26,7 +26,7 @@ from sknce.losses import BinaryNCELoss, NegativeSamplingLoss
 from sknce.nn import ACESkipGram
 from sknce.noise import UnigramNoise
 from sknce.words._corpus import Vocabulary, check_restartable, iter_documents, token_error
-from sknce.words._net import ACEConfig, ACENet
+from sknce.words._net import ACEConfig, ACEKernelStep, ACEMiner, ACENet
 from sknce.words._sampler import CorpusDataset, WordSampler
 from sknce.words._vectors import WordVectors, resolve_init_vectors
 
@@ -438,13 +438,24 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
             adversarial=self.adversarial,
             adversarial_warmup=self.adversarial_warmup,
             schedule_epochs=schedule_epochs,
+        )
+
+    def _make_step(self) -> ACEKernelStep:
+        """word2vec's compiled SGD over ``n_jobs`` threads (where it applies, see the class)."""
+        return ACEKernelStep(effective_n_jobs(self.n_jobs))
+
+    def _make_miner(self) -> ACEMiner | None:
+        """The generator, with ``adversarial=True``."""
+        if not self.adversarial:
+            return None
+        return ACEMiner(
+            self.generator_lr,
             reward_temperature=self.reward_temperature,
             reward_baseline=self.reward_baseline,
             entropy_weight=self.entropy_weight,
             mask_false_negatives=self.mask_false_negatives,
             importance_weighting=self.importance_weighting,
             max_importance_weight=self.max_importance_weight,
-            generator_lr=self.generator_lr,
         )
 
     def _divergence_hint(self) -> str:
@@ -530,14 +541,6 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
             shrink_windows=self.shrink_windows,
         )
 
-    def _uses_kernel(self, device) -> bool:
-        """The compiled kernels: on the CPU, with plain SGD and no optimizer options."""
-        return (
-            torch.device(device).type == "cpu"
-            and self.optimizer is torch.optim.SGD
-            and not self.optimizer_kwargs
-        )
-
     def _train_pass(self, X, vocab, noise, device, *, partial: bool, n_documents) -> None:
         """Train through the engine: ``max_epochs`` epochs, or one pass (``partial``)."""
 
@@ -580,8 +583,6 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
             extra_callbacks=extra,
             noise=noise,
             config=self._config(total),
-            kernel=self._uses_kernel(device),
-            n_jobs=effective_n_jobs(self.n_jobs),
             prefetch=True,
         )
         self._set_vocabulary(vocab, noise, self.net_.module_)  # after early stopping's restore
@@ -1077,7 +1078,7 @@ class _FreshVectors(Callback):
 
 
 #: The optimizers of an ACENet, rebuilt when the vocabulary grows.
-_OPTIMIZERS = ("optimizer_", "optimizer_generator_")
+_OPTIMIZERS = ("optimizer_", "optimizer_miner_")
 
 
 def _carry_state(old: torch.optim.Optimizer, new: torch.optim.Optimizer, renamed: dict) -> None:
