@@ -47,6 +47,7 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from skorch.callbacks import Callback, EarlyStopping, ProgressBar
 
+from sknce._callback_params import callback_params, set_callback_params
 from sknce._callbacks import ChanceAwareEarlyStopping, DivergenceGuard, beats_chance
 from sknce._compat import HasMethods, Interval, StrOptions
 from sknce._engine import HoldOut, NCENet, resolve_device
@@ -156,6 +157,45 @@ class BaseNCE(BaseEstimator):
         self.validation_fraction = validation_fraction
         self.patience = patience
         self.accelerator = accelerator
+
+    # --- nested parameters of the callbacks (skorch's callbacks__<name>__<param>) --------
+    def get_params(self, deep: bool = True) -> dict:
+        """The estimator's parameters; with ``deep``, its callbacks' as ``callbacks__<name>__*``.
+
+        Parameters
+        ----------
+        deep : bool, default=True
+            Also the parameters of the callbacks, named as in skorch (a
+            ``(name, callback)`` pair's name, else the callback's class name).
+
+        Returns
+        -------
+        dict
+        """
+        params = super().get_params(deep=deep)
+        if deep:
+            params.update(callback_params(self.callbacks))
+        return params
+
+    def set_params(self, **params) -> BaseNCE:
+        """Set parameters, ``callbacks__<name>__<param>`` routed to the named callback.
+
+        Parameters
+        ----------
+        **params
+            Estimator parameters, ``callbacks__<name>`` (replaces that callback) and
+            ``callbacks__<name>__<param>`` (a parameter of it, e.g. a scheduler's
+            ``step_size`` for :class:`~sklearn.model_selection.GridSearchCV`).
+
+        Returns
+        -------
+        self
+        """
+        nested = {key: params.pop(key) for key in list(params) if key.startswith("callbacks__")}
+        super().set_params(**params)
+        if nested:
+            self.callbacks = set_callback_params(self.callbacks, nested)
+        return self
 
     # --- hooks of the subclasses --------------------------------------------------------
     def _chance_loss(self) -> float | None:
