@@ -31,10 +31,9 @@ def named_callbacks(callbacks) -> list[tuple[str, object]]:
     -------
     list of (str, callback)
     """
-    pairs = [
-        item if isinstance(item, tuple) else (type(item).__name__, item)
-        for item in callbacks or ()
-    ]
+    if not isinstance(callbacks, (list, tuple)):
+        return []  # not a valid value: fit names the problem, set_params must not raise
+    pairs = [item if _named(item) else (type(item).__name__, item) for item in callbacks]
     counts = Counter(name for name, _ in pairs)
     seen: Counter = Counter()
     named = []
@@ -44,6 +43,10 @@ def named_callbacks(callbacks) -> list[tuple[str, object]]:
             name = f"{name}_{seen[name]}"
         named.append((name, callback))
     return named
+
+
+def _named(item) -> bool:
+    return isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)
 
 
 def callback_params(callbacks) -> dict:
@@ -90,7 +93,7 @@ def set_callback_params(callbacks, params: dict) -> list | None:
     ValueError
         Naming the callbacks there are when ``name`` is not one of them.
     """
-    items = list(callbacks or ())
+    items = list(callbacks) if isinstance(callbacks, (list, tuple)) else []
     names = [name for name, _ in named_callbacks(items)]
     replaced = False
     # replacements first, so that parameters of this call reach the new callback
@@ -105,11 +108,11 @@ def set_callback_params(callbacks, params: dict) -> list | None:
         index = names.index(name)
         if not param:
             new = params[key]
-            items[index] = (name, new) if isinstance(items[index], tuple) else new
+            items[index] = (name, new) if _named(items[index]) else new
             replaced = True
             continue
         item = items[index]
-        callback = item[1] if isinstance(item, tuple) else item
+        callback = item[1] if _named(item) else item
         callback.set_params(**{param: params[key]})
     if replaced or callbacks is None:
         return items if items or callbacks is not None else callbacks
