@@ -10,15 +10,24 @@ every estimator.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
 import scipy.sparse as sp
+import torch
 
 __all__ = [
+    "HONOURED_PARAMS",
+    "NETWORK_PARAMS",
+    "built_params",
+    "check_accelerator",
     "check_not_a_chunk_list",
+    "check_optimizer_step",
+    "check_same_classes",
     "check_not_text",
     "check_sparse_structure",
+    "continue_with_params",
 ]
 
 
@@ -134,3 +143,226 @@ def check_sparse_structure(X, name: str = "X") -> None:
             "shape=...) with 0 <= indices < n_columns and a non-decreasing indptr), or "
             "rewrite the file it came from."
         )
+
+
+# --- continued fits (warm_start, partial_fit) after set_params ---------------------------
+
+#: Parameters that fix the network's shape, its objective, its device or its validation
+#: split when it is built: a fit that continues the network cannot honour a change.
+NETWORK_PARAMS = (
+    "n_components",
+    "n_landmarks",
+    "embedding_dim",
+    "hidden_layer_sizes",
+    "input_bias",
+    "input_bias_layer_sizes",
+    "label_bias",
+    "encoder",
+    "scorer",
+    "landmarks",
+    "tied",
+    "objective",
+    "loss",
+    "base",
+    "adversarial",
+    "architecture",
+    "sparse_embeddings",
+    "device",
+    "accelerator",
+    "early_stopping",
+    "validation_fraction",
+)
+
+#: Training settings a continued fit honours: it applies their new values to the network.
+HONOURED_PARAMS = ("batch_size", "optimizer", "optimizer_kwargs", "callbacks", "patience")
+
+
+def built_params(estimator) -> dict:
+    """The values of :data:`NETWORK_PARAMS` and :data:`HONOURED_PARAMS` a network is built with.
+
+    Parameters
+    ----------
+    estimator : BaseNCE
+
+    Returns
+    -------
+    dict
+        Stored on the network (``net.built_params``) to compare a continued fit's
+        parameters with.
+    """
+    names = [n for n in NETWORK_PARAMS + HONOURED_PARAMS if hasattr(estimator, n)]
+    params = {name: getattr(estimator, name) for name in names}
+    params["callbacks"] = tuple(estimator.callbacks or ())
+    params["optimizer_kwargs"] = dict(estimator.optimizer_kwargs or {})
+    return params
+
+
+def _differs(old, new) -> bool:
+    if old is new:
+        return False
+    if isinstance(old, (tuple, list)) and isinstance(new, (tuple, list)):
+        return len(old) != len(new) or any(_differs(a, b) for a, b in zip(old, new))
+    try:
+        return bool(old != new)
+    except Exception:  # objects without a usable == (arrays, modules): compared by identity
+        return True
+
+
+def continue_with_params(estimator, net, how: str) -> None:
+    """Apply changed training settings to a continued fit's net; raise for those it cannot.
+
+    Parameters
+    ----------
+    estimator : BaseNCE
+        Its current parameters.
+    net : NCENet
+        The fitted network, with ``built_params`` (nets of older versions lack them:
+        nothing is checked).
+    how : str
+        ``"partial_fit"`` or ``"fit"`` (with ``warm_start=True``), for the message.
+
+    Applied: a changed ``batch_size`` (an int; a change to ``"auto"`` keeps the
+    network's), ``optimizer`` and its options (a new optimizer, whose state starts
+    afresh), ``callbacks`` (sknce's own ones, then the new user callbacks) and the
+    early stopping's ``patience``. Call it after the net's snapshot: a failed fit
+    puts the net's settings back.
+
+    Raises
+    ------
+    ValueError
+        Naming the changed parameters that fix the network, and how to refit.
+    """
+    built = getattr(net, "built_params", None)
+    if built is None:
+        return
+    current = built_params(estimator)
+    changed = [n for n in NETWORK_PARAMS if n in built and _differs(built[n], current[n])]
+    if changed:
+        detail = ", ".join(f"{n}: {built[n]!r} -> {current[n]!r}" for n in changed)
+        raise ValueError(
+            f"{type(estimator).__name__}.{how} continues the fitted network, which cannot "
+            f"honour the changed parameter(s) {detail}: they fix the network's shape, "
+            "objective, device or validation split when it is built. To train with them, "
+            "refit from scratch: fit with warm_start=False (or on clone(estimator)); "
+            "partial_fit continues with the settings of its first call. Or set them back."
+        )
+    updates: dict = {}
+    if _differs(built["batch_size"], current["batch_size"]) and not isinstance(
+        current["batch_size"], str
+    ):
+        updates["batch_size"] = current["batch_size"]
+    old_kwargs, new_kwargs = built["optimizer_kwargs"], current["optimizer_kwargs"]
+    if _differs(built["optimizer"], current["optimizer"]) or _differs(old_kwargs, new_kwargs):
+        dropped = sorted(set(old_kwargs) - set(new_kwargs))
+        if dropped:
+            raise ValueError(
+                f"{type(estimator).__name__}.{how} cannot remove the optimizer option(s) "
+                f"{dropped} from the fitted network's optimizer; set them to the value you "
+                "want instead, or refit from scratch (warm_start=False)."
+            )
+        net.optimizer = estimator._optimizer_class()
+        for key, value in new_kwargs.items():
+            setattr(net, f"optimizer__{key}", value)
+        net.initialize_optimizer()
+    if _differs(built["callbacks"], current["callbacks"]):
+        own = list(net.callbacks)[: len(net.callbacks) - len(built["callbacks"])]
+        updates["callbacks"] = own + list(current["callbacks"])
+    if "patience" in built and _differs(built["patience"], current["patience"]):
+        stopping = dict(net.callbacks_).get("early_stopping")
+        if stopping is not None:
+            stopping.patience = current["patience"]
+    if updates:
+        net.set_params(**updates)
+    if "callbacks" in updates:
+        net.initialize_callbacks()  # skorch's set_params initialises the previous list
+    net.built_params = current
+
+
+def check_same_classes(classes, classes_) -> None:
+    """A ValueError when a later ``partial_fit`` declares other classes than the first.
+
+    Parameters
+    ----------
+    classes : array-like or None
+        The ``classes`` argument of this call (``None``: nothing to check).
+    classes_ : ndarray
+        The classes fixed by the first call.
+    """
+    if classes is None:
+        return
+    given = np.unique(np.asarray(classes))
+    if given.shape == classes_.shape and np.array_equal(given, classes_):
+        return
+    added = np.setdiff1d(given, classes_)
+    missing = np.setdiff1d(classes_, given)
+    raise ValueError(
+        "classes differ from those of the first partial_fit call: "
+        f"{added.tolist()[:5]} added, {missing.tolist()[:5]} missing (as scikit-learn, "
+        "classes are fixed by the first call; later calls may omit them). To change the "
+        "classes, refit from scratch: a new estimator's partial_fit, or fit."
+    )
+
+
+# --- settings that cannot train together ------------------------------------------------
+
+
+def check_accelerator(accelerator) -> None:
+    """A TypeError when ``accelerator`` is a class rather than an instance."""
+    if isinstance(accelerator, type):
+        raise TypeError(
+            f"accelerator must be an instance, e.g. accelerate.Accelerator(), not the class "
+            f"{accelerator.__name__}: create it once per process (with its options, such "
+            "as mixed_precision) and pass it."
+        )
+
+
+def check_optimizer_step(optimizer: type, kwargs: dict, lr: float, sparse: bool) -> None:
+    """Take one step of ``optimizer`` on a stand-in CPU parameter; name what fails.
+
+    Options that torch accepts when the optimizer is built but rejects at its first
+    step (``capturable=True`` on the CPU, sparse gradients for an optimizer without
+    sparse support, weight decay with sparse gradients) are found here, before
+    training starts, instead of in its first batch.
+
+    Parameters
+    ----------
+    optimizer : type
+        A torch optimizer class.
+    kwargs : dict
+        ``optimizer_kwargs``.
+    lr : float
+    sparse : bool
+        Whether the network's embedding tables have sparse gradients
+        (``sparse_embeddings=True``).
+
+    Raises
+    ------
+    ValueError
+        Naming the combination and what to use instead.
+    """
+    table = torch.nn.Embedding(3, 2, sparse=sparse)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # what the stand-in's step says is not the fit's
+            step = optimizer(table.parameters(), lr=lr, **kwargs)
+            table(torch.tensor([0, 1])).sum().backward()
+            step.step()
+    except (RuntimeError, ValueError, TypeError, AssertionError) as error:
+        if kwargs.get("capturable") or kwargs.get("fused"):
+            option = "capturable=True" if kwargs.get("capturable") else "fused=True"
+            raise ValueError(
+                f"optimizer_kwargs has {option}, which {optimizer.__name__} supports only "
+                f"for parameters on a GPU; this fit trains on the CPU ({error}). Remove "
+                f"{option.split('=')[0]} from optimizer_kwargs, or set device='cuda'."
+            ) from None
+        if sparse:
+            raise ValueError(
+                f"sparse_embeddings=True gives sparse gradients, which {optimizer.__name__} "
+                f"with optimizer_kwargs={kwargs!r} cannot take ({error}). Use "
+                "optimizer=sknce.optim.LazyAdam, torch.optim.SGD or torch.optim.Adagrad "
+                "without weight_decay, or set sparse_embeddings=False."
+            ) from None
+        raise ValueError(
+            f"optimizer={optimizer.__name__} with optimizer_kwargs={kwargs!r} and lr={lr} "
+            f"fails on its first step: {error}"
+        ) from None
