@@ -29,7 +29,7 @@ from sknce.nn import ACESkipGram
 from sknce.noise import UnigramNoise
 from sknce.words._corpus import Vocabulary, check_restartable
 from sknce.words._growth import grow_network
-from sknce.words._net import ACEConfig, ACEKernelStep, ACEMiner, ACENet
+from sknce.words._net import ACEConfig, ACEKernelStep, ACEMiner, ACENet, GeneratorSettings
 from sknce.words._sampler import CorpusDataset, WordSampler
 from sknce.words._vectors import WordVectors, resolve_init_vectors
 from sknce.words._weighting import encoded, fit_weighting, weighted_mean, word_weights
@@ -473,15 +473,7 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         """The generator, with ``adversarial=True``."""
         if not self.adversarial:
             return None
-        return ACEMiner(
-            self.generator_lr,
-            reward_temperature=self.reward_temperature,
-            reward_baseline=self.reward_baseline,
-            entropy_weight=self.entropy_weight,
-            mask_false_negatives=self.mask_false_negatives,
-            importance_weighting=self.importance_weighting,
-            max_importance_weight=self.max_importance_weight,
-        )
+        return ACEMiner(self.generator_lr, GeneratorSettings.of(self))
 
     def _divergence_hint(self) -> str:
         hint = f"Lower lr (now {self.lr})"

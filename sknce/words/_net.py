@@ -22,7 +22,7 @@ leave no gradient for DDP to synchronise.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 import torch
@@ -40,7 +40,7 @@ from sknce.words._generator import (
 )
 from sknce.words._kernels import sgd_cbow, sgd_pairs
 
-__all__ = ["ACEConfig", "ACEKernelStep", "ACEMiner", "ACENet"]
+__all__ = ["ACEConfig", "ACEKernelStep", "ACEMiner", "ACENet", "GeneratorSettings"]
 
 
 @dataclass
@@ -61,6 +61,38 @@ class ACEConfig:
     schedule_epochs: int | None
 
 
+@dataclass(frozen=True)
+class GeneratorSettings:
+    """The generator's settings: its rewards, entropy bonus and proposal options.
+
+    ``reward_temperature``, ``reward_baseline`` and ``entropy_weight`` are those of
+    :func:`~sknce.words._generator.normalize_rewards` and
+    :func:`~sknce.words._generator.reinforce_loss`; ``mask_false_negatives``,
+    ``importance_weighting`` and ``max_importance_weight`` those of
+    :func:`~sknce.words._generator.complete_proposal`.
+    """
+
+    reward_temperature: float
+    reward_baseline: bool
+    entropy_weight: float
+    mask_false_negatives: bool
+    importance_weighting: bool
+    max_importance_weight: float
+
+    @classmethod
+    def of(cls, estimator) -> GeneratorSettings:
+        """The settings of an estimator with parameters of these names."""
+        return cls(**{field.name: getattr(estimator, field.name) for field in fields(cls)})
+
+    def proposal_options(self) -> dict:
+        """The options of the generator's proposal."""
+        return {
+            "mask_false_negatives": self.mask_false_negatives,
+            "importance_weighting": self.importance_weighting,
+            "max_importance_weight": self.max_importance_weight,
+        }
+
+
 class ACEMiner(Miner):
     """ACE's generator as the engine's miner: negatives from the noise/generator mixture.
 
@@ -72,31 +104,12 @@ class ACEMiner(Miner):
     ----------
     lr : float
         The generator's learning rate (SGD on the REINFORCE objective).
-    reward_temperature, reward_baseline, entropy_weight
-        Of :func:`~sknce.words._generator.normalize_rewards` and
-        :func:`~sknce.words._generator.reinforce_loss`.
-    mask_false_negatives, importance_weighting, max_importance_weight
-        Of :func:`~sknce.words._generator.complete_proposal`.
+    settings : GeneratorSettings
     """
 
-    def __init__(
-        self,
-        lr: float,
-        *,
-        reward_temperature: float,
-        reward_baseline: bool,
-        entropy_weight: float,
-        mask_false_negatives: bool,
-        importance_weighting: bool,
-        max_importance_weight: float,
-    ) -> None:
+    def __init__(self, lr: float, settings: GeneratorSettings) -> None:
         super().__init__(lr)
-        self.reward_temperature = reward_temperature
-        self.reward_baseline = reward_baseline
-        self.entropy_weight = entropy_weight
-        self.mask_false_negatives = mask_false_negatives
-        self.importance_weighting = importance_weighting
-        self.max_importance_weight = max_importance_weight
+        self.settings = settings
         self._proposal = None
         self._compiled = None
 
@@ -107,14 +120,6 @@ class ACEMiner(Miner):
     def module(self, net) -> torch.nn.Module:
         """The generator."""
         return net.module_.generator
-
-    def proposal_options(self) -> dict:
-        """The options of the generator's proposal."""
-        return {
-            "mask_false_negatives": self.mask_false_negatives,
-            "importance_weighting": self.importance_weighting,
-            "max_importance_weight": self.max_importance_weight,
-        }
 
     def lr_now(self, net) -> float:
         """The current learning rate of ``optimizer_miner_``."""
@@ -145,7 +150,7 @@ class ACEMiner(Miner):
             inputs["negatives"],
             draws,
             offsets=inputs.get("offsets"),
-            **self.proposal_options(),
+            **self.settings.proposal_options(),
         )
         negatives = proposal.negatives
         targets = targets.replace(
@@ -172,9 +177,13 @@ class ACEMiner(Miner):
             scores = (h * discriminator.output_embeddings(sampled)).sum(dim=-1)
         logits = scores - net.log_kpn_on(scores.device)[sampled]
         rewards = normalize_rewards(
-            torch.sigmoid(logits), self.reward_temperature, baseline=self.reward_baseline
+            torch.sigmoid(logits),
+            self.settings.reward_temperature,
+            baseline=self.settings.reward_baseline,
         )
-        loss = reinforce_loss(proposal.log_q, rewards, proposal.entropy, self.entropy_weight)
+        loss = reinforce_loss(
+            proposal.log_q, rewards, proposal.entropy, self.settings.entropy_weight
+        )
         net.optimizer_miner_.zero_grad()
         loss.backward()
         net.optimizer_miner_.step()
@@ -227,7 +236,7 @@ class ACEKernelStep(KernelStep):
             negatives,
             draws,
             ptr=state.ptr,
-            **miner.proposal_options(),
+            **miner.settings.proposal_options(),
         )
         state.negatives = proposal["negatives"]
         if proposal["weights"] is not None:
@@ -241,8 +250,8 @@ class ACEKernelStep(KernelStep):
             words,
             state.ptr,
             state.log_kpn,
-            miner.reward_temperature,
-            miner.reward_baseline,
+            miner.settings.reward_temperature,
+            miner.settings.reward_baseline,
         )
         return state
 
@@ -251,36 +260,16 @@ class ACEKernelStep(KernelStep):
         w_in = discriminator.input_embeddings.weight.detach().numpy()
         w_out = discriminator.output_embeddings.weight.detach().numpy()
         weights = state.weights[lo:hi] if state.weights.shape[0] else state.weights
+        targets = (state.positives[lo:hi], state.negatives[lo:hi], weights, state.log_kpn, lr, lr)
         if state.ptr is None:
-            return sgd_pairs(
-                w_in,
-                w_out,
-                state.words[lo:hi],
-                state.positives[lo:hi],
-                state.negatives[lo:hi],
-                weights,
-                state.log_kpn,
-                lr,
-                lr,
-            )
-        return sgd_cbow(
-            w_in,
-            w_out,
-            state.ptr[lo : hi + 1],
-            state.words,
-            state.positives[lo:hi],
-            state.negatives[lo:hi],
-            weights,
-            state.log_kpn,
-            lr,
-            lr,
-        )
+            return sgd_pairs(w_in, w_out, state.words[lo:hi], *targets)
+        return sgd_cbow(w_in, w_out, state.ptr[lo : hi + 1], state.words, *targets)
 
     def overlap(self, net, state: _KernelBatch) -> None:
         if state.proposal is not None:
             miner = net.miner
             miner.compiled(net).update(
-                state.proposal, state.rewards, miner.lr_now(net), miner.entropy_weight
+                state.proposal, state.rewards, miner.lr_now(net), miner.settings.entropy_weight
             )
 
 
