@@ -280,9 +280,10 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
 
     Notes
     -----
-    Two of scikit-learn's common checks are expected to fail, for one reason:
-    ``check_methods_sample_order_invariance`` and ``check_methods_subset_invariance``
-    call ``score_samples(X)`` with ``X`` alone, while this estimator's
+    Three of scikit-learn's common checks are expected to fail, for one reason:
+    ``check_methods_sample_order_invariance``, ``check_methods_subset_invariance`` and
+    ``check_array_api_input`` (run with ``SCIPY_ARRAY_API=1``) call
+    ``score_samples(X)`` with ``X`` alone, while this estimator's
     ``score_samples(X, y)`` is the log-density of a target ``y`` given ``X`` and
     needs both. ``predict`` passes both checks, and sknce's own tests check that
     ``score_samples`` and ``predict_interval`` do not depend on the batch.
