@@ -340,7 +340,8 @@ def check_optimizer_step(optimizer: type, kwargs: dict, lr: float, sparse: bool)
     ValueError
         Naming the combination and what to use instead.
     """
-    table = torch.nn.Embedding(3, 2, sparse=sparse)
+    # from zeros: a random initialisation would draw from torch's global generator
+    table = torch.nn.Embedding.from_pretrained(torch.zeros(3, 2), freeze=False, sparse=sparse)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # what the stand-in's step says is not the fit's

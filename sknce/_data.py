@@ -35,6 +35,7 @@ __all__ = [
     "check_batch",
     "check_stream_pass",
     "chunk_errors",
+    "first_chunk",
     "csr_to_tensor",
     "is_chunk_stream",
     "process_stream",
@@ -531,6 +532,25 @@ def restartable(chunks: Iterable) -> bool:
     """Whether each ``iter(chunks)`` starts a new pass (not one iterator handed out twice)."""
     first = iter(chunks)
     return first is not chunks and iter(chunks) is not first
+
+
+def first_chunk(chunks: Iterable):
+    """The first chunk of a new pass over a stream that :func:`scan_chunks` has read.
+
+    A stream that yields nothing on this later pass is a ValueError naming the fix
+    (not a ``StopIteration``).
+    """
+    first = chunks[0] if isinstance(chunks, Sequence) and len(chunks) else _END
+    if not isinstance(chunks, Sequence):
+        first = next(iter(chunks), _END)
+    if first is _END:
+        raise ValueError(
+            "the stream of chunks yielded no chunk on a later pass, though its first pass "
+            "yielded some. Every iter(X) must yield the same chunks in the same order; "
+            "store them (sknce.datasets.save_npz_chunks) or make __iter__ start the same "
+            "pass again."
+        )
+    return first
 
 
 def check_stream_pass(n_read: int, n_first: int, complete: bool = True) -> None:
