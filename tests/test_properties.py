@@ -1146,13 +1146,9 @@ def test_generated_chunk_files(content, keep, npz):
         def check(block, caught):
             assert not damaged, "a damaged chunk file was read without an error"
 
-        try:
-            attempt("chunk file: random bytes or cut short", lambda: NpzChunks([path])[0], check)
-        except AssertionError:
-            raise
-        for (category, kind), _ in list(OUTCOMES.items()):
-            if category.startswith("chunk file") and kind != HANDLED:
-                assert all(path.name in m for m in MESSAGES[category, kind])
+        category = "chunk file: random bytes or cut short"
+        if attempt(category, lambda: NpzChunks([path])[0], check) is _FAILED:
+            assert all(path.name in m for m in MESSAGES[category, CLEAR_SKNCE])
 
 
 # --- continued fits after set_params (issue 22) --------------------------------------------
