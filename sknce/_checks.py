@@ -61,13 +61,16 @@ def check_not_text(X) -> None:
     )
 
 
-def check_not_a_chunk_list(X) -> None:
+def check_not_a_chunk_list(X, streams: bool = True) -> None:
     """A ValueError naming the loop to write when ``X`` is a list of chunks, not one array.
 
     Parameters
     ----------
     X : object
         The input of a method that takes one array (``partial_fit``, ``transform``, ...).
+    streams : bool, default=True
+        Whether the estimator's ``fit`` takes a stream of chunks (then it is named as
+        a way out).
 
     Raises
     ------
@@ -82,11 +85,16 @@ def check_not_a_chunk_list(X) -> None:
         first = first[0]
     if not (sp.issparse(first) or getattr(first, "ndim", None) == 2):
         return
+    way_out = (
+        "pass the list to fit, which trains on a stream of chunks"
+        if streams
+        else "this estimator's fit takes one array, not a stream of chunks"
+    )
     raise ValueError(
         f"X is a list of {len(X)} chunks (2-D blocks of rows), but this method takes one "
         "array. Pass the chunks one at a time (for chunk in chunks: "
-        "estimator.partial_fit(chunk)), stack them (scipy.sparse.vstack), or pass the list "
-        "to fit, which trains on a stream of chunks."
+        "estimator.partial_fit(chunk)), stack them (numpy.vstack, scipy.sparse.vstack), "
+        f"or {way_out}."
     )
 
 

@@ -100,7 +100,7 @@ def validate_data(_estimator, /, X="no_validation", y="no_validation", **kwargs)
     no_X = isinstance(X, str) and X == "no_validation"
     if not no_X:
         check_not_text(X)
-        check_not_a_chunk_list(X)
+        check_not_a_chunk_list(X, streams=getattr(_estimator, "_fits_streams", True))
         check_sparse_structure(X)
     out = _sklearn_validate_data(_estimator, X, y, **kwargs)
     if not no_X and not kwargs.get("skip_check_array", False):

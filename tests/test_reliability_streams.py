@@ -284,3 +284,17 @@ def test_raw_text_at_transform_names_count_vectorizer(X):
 def test_raw_text_given_to_the_classifier_names_count_vectorizer():
     with pytest.raises(TypeError, match="raw text.*CountVectorizer"):
         ConditionalNCEClassifier(**FAST).fit(TEXT, np.arange(20) % 2)
+
+
+@pytest.mark.parametrize(
+    ("cls", "streams"),
+    [(ConditionalNCERegressor, False), (LatentClassNCEEmbedder, False), (DirectNCEEmbedder, True)],
+)
+def test_a_list_of_chunks_given_to_fit_says_whether_fit_streams(X, cls, streams):
+    chunks = _blocks(X.toarray())
+    y = np.arange(X.shape[0]) % 3
+    if streams:
+        cls(n_components=4, **FAST).fit(chunks)  # a stream: fits
+        return
+    with pytest.raises(ValueError, match="list of 3 chunks.*fit takes one array, not a stream"):
+        cls(**FAST).fit(chunks, y)
