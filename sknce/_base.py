@@ -53,12 +53,20 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from skorch.callbacks import Callback, EarlyStopping, ProgressBar
 
+from sknce._callback_params import callback_params, set_callback_params
 from sknce._callbacks import (
     ChanceAwareEarlyStopping,
     DivergenceGuard,
     EpochTable,
     RecordChance,
     beats_chance,
+)
+from sknce._checkpoints import checkpoint_guards
+from sknce._checks import (
+    built_params,
+    check_accelerator,
+    check_optimizer_step,
+    continue_with_params,
 )
 from sknce._compat import HasMethods, Interval, StrOptions, _fit_context
 from sknce._data import ChunkedDataset, is_chunk_stream, scan_chunks
@@ -68,6 +76,7 @@ from sknce._steps import AutogradStep, Miner, TrainStep
 from sknce._validation import check_sortable_labels
 from sknce._weights import WeightedSampler, fit_weights, unit_mean
 from sknce.nn import DenseInput, output_dim
+from sknce.nn._mlp import build_encoder
 
 __all__ = [
     "ENCODER_CONSTRAINT",
@@ -143,6 +152,45 @@ class BaseNCE(BaseEstimator):
         self.patience = patience
         self.accelerator = accelerator
 
+    # --- nested parameters of the callbacks (skorch's callbacks__<name>__<param>) --------
+    def get_params(self, deep: bool = True) -> dict:
+        """The estimator's parameters; with ``deep``, its callbacks' as ``callbacks__<name>__*``.
+
+        Parameters
+        ----------
+        deep : bool, default=True
+            Also the parameters of the callbacks, named as in skorch (a
+            ``(name, callback)`` pair's name, else the callback's class name).
+
+        Returns
+        -------
+        dict
+        """
+        params = super().get_params(deep=deep)
+        if deep:
+            params.update(callback_params(self.callbacks))
+        return params
+
+    def set_params(self, **params) -> BaseNCE:
+        """Set parameters, ``callbacks__<name>__<param>`` routed to the named callback.
+
+        Parameters
+        ----------
+        **params
+            Estimator parameters, ``callbacks__<name>`` (replaces that callback) and
+            ``callbacks__<name>__<param>`` (a parameter of it, e.g. a scheduler's
+            ``step_size`` for :class:`~sklearn.model_selection.GridSearchCV`).
+
+        Returns
+        -------
+        self
+        """
+        nested = {key: params.pop(key) for key in list(params) if key.startswith("callbacks__")}
+        super().set_params(**params)
+        if nested:
+            self.callbacks = set_callback_params(self.callbacks, nested)
+        return self
+
     # --- hooks of the subclasses --------------------------------------------------------
     def _chance_loss(self) -> float | None:
         """Validation loss of the best constant prediction, when the objective has one."""
@@ -206,6 +254,7 @@ class BaseNCE(BaseEstimator):
                 "the rows present), torch.optim.SGD or torch.optim.Adagrad."
             )
         accelerator = self.accelerator
+        check_accelerator(accelerator)
         if self._sparse_gradients() and (
             accelerator is not None and accelerator.num_processes > 1
         ):
@@ -216,6 +265,10 @@ class BaseNCE(BaseEstimator):
                 "train in one process."
             )
         self._check_optimizer_kwargs(optimizer)
+        if accelerator is None and resolve_device(self.device) == "cpu":
+            check_optimizer_step(
+                optimizer, self.optimizer_kwargs or {}, self.lr, self._sparse_gradients()
+            )
         for callback in self.callbacks or ():
             named = isinstance(callback, tuple) and len(callback) == 2
             instance = callback[1] if named else callback
@@ -273,11 +326,12 @@ class BaseNCE(BaseEstimator):
         elif isinstance(encoder, torch.nn.Module):
             module = DenseInput(copy.deepcopy(encoder))
         elif isinstance(encoder, type) and issubclass(encoder, torch.nn.Module):
-            module = DenseInput(encoder(n_features))
+            module = DenseInput(build_encoder(encoder, n_features))
         else:
             raise TypeError(
                 "encoder must be None, a torch.nn.Module instance, or a torch.nn.Module class "
-                f"that takes the number of input features; got {encoder!r}."
+                "(built with the number of input features if its constructor takes an "
+                f"argument); got {encoder!r}."
             )
         return module, output_dim(module, n_features)
 
@@ -602,6 +656,7 @@ class BaseNCE(BaseEstimator):
             net = self.net_
             restore = net.snapshot()
             net.set_params(max_epochs=max_epochs, verbose=int(bool(self.verbose)), lr=self.lr)
+            continue_with_params(self, net, "partial_fit" if partial else "fit")
         else:
             seeds = seeds or self._new_seeds()
             device = self._resolve_device()
@@ -626,6 +681,7 @@ class BaseNCE(BaseEstimator):
                 module, criterion, seeds, device, validation, callbacks, net_class, net_kwargs
             )
             net.initialize()
+            net.built_params = built_params(self)
         n_before = len(net.history)
         net.estimator = self
         self.net_ = net
@@ -683,6 +739,7 @@ class BaseNCE(BaseEstimator):
         callbacks.extend(extra)
         if self.verbose:
             callbacks.append(("progress", self._progress_bar()))
+        callbacks.extend(checkpoint_guards(self.callbacks, type(self).__name__))
         return callbacks + list(self.callbacks or ())
 
     def _early_stopping(self) -> EarlyStopping:

@@ -22,6 +22,7 @@ from sknce._base import (
     common_params,
 )
 from sknce._callbacks import ChanceAwareEarlyStopping
+from sknce._checks import check_same_classes
 from sknce._compat import Interval, StrOptions, check_is_fitted, validate_data
 from sknce._data import (
     SampledDataset,
@@ -504,6 +505,8 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], reset=reset
         )
         _check_targets(y)
+        if not reset:
+            check_same_classes(classes, self.classes_)
         declared = self.classes if classes is None else classes
         if reset and partial and declared is None:
             raise ValueError(

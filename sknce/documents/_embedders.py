@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import math
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from numbers import Integral, Real
 
 import numpy as np
@@ -24,10 +24,7 @@ from sknce._bags import BAGS, normalize_bags, smooth_idf
 from sknce._base import ENCODER_CONSTRAINT, BaseNCE, common_params
 from sknce._callbacks import ChanceAwareEarlyStopping
 from sknce._compat import Interval, StrOptions, check_is_fitted, validate_data
-from sknce._data import (
-    SampledDataset,
-    csr_to_tensor,
-)
+from sknce._data import SampledDataset, csr_to_tensor, first_chunk
 from sknce._random import Seeds
 from sknce.documents._sampler import DocumentPairSampler
 from sknce.documents._spectral import spectral_projection
@@ -258,8 +255,7 @@ class _BaseDocumentNCE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNC
 
     def _first_chunk(self, chunks) -> sp.csr_matrix:
         """The usable documents of the stream's first chunk."""
-        first = chunks[0] if isinstance(chunks, Sequence) else next(iter(chunks))
-        return self._chunk_documents(first)
+        return self._chunk_documents(first_chunk(chunks))
 
     def _start_stream(self, chunks, summary: dict, seeds: Seeds) -> sp.csr_matrix:
         """``idf_`` of every chunk; the landmarks, the start and the output statistics
