@@ -19,7 +19,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from sknce._data import Targets
+from sknce import _data
 
 __all__ = [
     "BinaryNCELoss",
@@ -422,7 +422,7 @@ class NCEObjective(nn.Module):
     negative scores with the masked negatives removed.
     """
 
-    def forward(self, scores: dict, targets: Targets | dict | None = None) -> torch.Tensor:
+    def forward(self, scores: dict, targets: _data.Targets | dict | None = None) -> torch.Tensor:
         """The loss of a batch: :meth:`compute_loss` of ``scores`` and the typed targets.
 
         Parameters
@@ -441,9 +441,11 @@ class NCEObjective(nn.Module):
         Tensor
             The scalar loss to minimise.
         """
-        return self.compute_loss(scores, Targets.of(targets))
+        return self.compute_loss(scores, _data.Targets.of(targets))
 
-    def compute_loss(self, scores: dict, targets: Targets) -> torch.Tensor:  # pragma: no cover
+    def compute_loss(  # pragma: no cover
+        self, scores: dict, targets: _data.Targets
+    ) -> torch.Tensor:
         """The loss of a batch, from the keys of ``scores`` and ``targets`` it reads.
 
         Parameters
@@ -461,7 +463,7 @@ class NCEObjective(nn.Module):
         raise NotImplementedError
 
     @staticmethod
-    def negatives(scores: dict, targets: Targets) -> torch.Tensor:
+    def negatives(scores: dict, targets: _data.Targets) -> torch.Tensor:
         """Negative scores with masked-out negatives at ``-inf`` (absent).
 
         Parameters
@@ -487,7 +489,7 @@ class PairLogisticLoss(NCEObjective):
     The mean is over all ``batch * (1 + K)`` pairs (Tosh et al., 2021, Eq. 1).
     """
 
-    def compute_loss(self, scores: dict, targets: Targets) -> torch.Tensor:
+    def compute_loss(self, scores: dict, targets: _data.Targets) -> torch.Tensor:
         pos, neg = scores["pos"], scores["neg"].reshape(-1)
         logits = torch.cat([pos, neg])
         labels = torch.cat([torch.ones_like(pos), torch.zeros_like(neg)])
@@ -501,7 +503,7 @@ class PairLogisticLoss(NCEObjective):
 class RankingNCELoss(NCEObjective):
     """:func:`ranking_nce` with the noise corrections of the batch's targets."""
 
-    def compute_loss(self, scores: dict, targets: Targets) -> torch.Tensor:
+    def compute_loss(self, scores: dict, targets: _data.Targets) -> torch.Tensor:
         return ranking_nce(
             scores["pos"],
             self.negatives(scores, targets),
@@ -525,7 +527,7 @@ class BinaryNCELoss(NCEObjective):
         super().__init__()
         self.gamma = nn.Parameter(torch.zeros(())) if learn_gamma else None
 
-    def compute_loss(self, scores: dict, targets: Targets) -> torch.Tensor:
+    def compute_loss(self, scores: dict, targets: _data.Targets) -> torch.Tensor:
         return binary_nce(
             scores["pos"],
             self.negatives(scores, targets),
@@ -540,7 +542,7 @@ class BinaryNCELoss(NCEObjective):
 class NegativeSamplingLoss(NCEObjective):
     """:func:`negative_sampling` (word2vec's objective), with optional negative weights."""
 
-    def compute_loss(self, scores: dict, targets: Targets) -> torch.Tensor:
+    def compute_loss(self, scores: dict, targets: _data.Targets) -> torch.Tensor:
         return negative_sampling(
             scores["pos"],
             self.negatives(scores, targets),
@@ -552,7 +554,7 @@ class NegativeSamplingLoss(NCEObjective):
 class SoftmaxLoss(NCEObjective):
     """The full softmax (maximum likelihood): cross-entropy of ``logits`` and ``labels``."""
 
-    def compute_loss(self, scores: dict, targets: Targets) -> torch.Tensor:
+    def compute_loss(self, scores: dict, targets: _data.Targets) -> torch.Tensor:
         if targets.sample_weight is None:
             return F.cross_entropy(scores["logits"], targets.labels)
         loss = F.cross_entropy(scores["logits"], targets.labels, reduction="none")
@@ -575,7 +577,7 @@ class KNegativeLoss(NCEObjective):
         self.loss = loss
         self.beta = beta
 
-    def compute_loss(self, scores: dict, targets: Targets) -> torch.Tensor:
+    def compute_loss(self, scores: dict, targets: _data.Targets) -> torch.Tensor:
         return k_negative(
             scores["anchor"],
             scores["positive"],
@@ -607,7 +609,7 @@ class SelfNormalized(NCEObjective):
         self.objective = objective
         self.alpha = alpha
 
-    def compute_loss(self, scores: dict, targets: Targets) -> torch.Tensor:
+    def compute_loss(self, scores: dict, targets: _data.Targets) -> torch.Tensor:
         penalty = self_normalization_penalty(
             scores["norm"],
             targets.norm_log_noise,

@@ -30,8 +30,17 @@ __all__ = [
 def alias_tables(probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Build Walker alias tables with Vose's stable O(n) algorithm.
 
-    Returns ``(accept, alias)``: draw a column ``i`` uniformly, keep it with
-    probability ``accept[i]``, else return ``alias[i]``.
+    Parameters
+    ----------
+    probs : ndarray of shape (n,)
+        A probability vector (non-negative, summing to 1).
+
+    Returns
+    -------
+    accept : ndarray of shape (n,), float64
+    alias : ndarray of shape (n,), int64
+        Draw a column ``i`` uniformly, keep it with probability ``accept[i]``,
+        else return ``alias[i]``.
     """
     n = probs.shape[0]
     scaled = probs * n
@@ -48,10 +57,6 @@ def alias_tables(probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         (small if scaled[g] < 1.0 else large).append(g)
     # Leftovers are 1 up to rounding error: they always accept themselves.
     return accept, alias
-
-
-#: The former private name of :func:`alias_tables`.
-_alias_tables = alias_tables
 
 
 def _validate_probs(probs: np.ndarray) -> np.ndarray:

@@ -15,7 +15,7 @@ from sknce.noise import (
     GaussianMixtureNoise,
     UniformNoise,
     UnigramNoise,
-    _alias_tables,
+    alias_tables,
     remove_accidental_hits,
 )
 
@@ -38,7 +38,7 @@ def _implied_probs(accept, alias):
 )
 def test_alias_tables_encode_the_distribution_exactly(weights):
     probs = weights / weights.sum()
-    accept, alias = _alias_tables(probs)
+    accept, alias = alias_tables(probs)
     np.testing.assert_allclose(_implied_probs(accept, alias), probs, atol=1e-12)
     assert np.all((accept >= 0) & (accept <= 1 + 1e-12))
 

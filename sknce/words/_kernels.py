@@ -402,7 +402,7 @@ def sample_alias(accept: np.ndarray, alias: np.ndarray, n: int, k: int, seed: in
     ----------
     accept : float64 array of shape (n_categories,)
     alias : int64 array of shape (n_categories,)
-        The tables of :func:`sknce.noise._alias_tables`.
+        The tables of :func:`sknce.noise.alias_tables`.
     n, k : int
     seed : int
         A non-negative 63-bit integer.

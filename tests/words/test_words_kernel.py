@@ -6,7 +6,7 @@ import torch
 
 from sknce.losses import binary_nce, negative_sampling
 from sknce.nn import bag_mean
-from sknce.noise import _alias_tables, remove_accidental_hits
+from sknce.noise import alias_tables, remove_accidental_hits
 from sknce.words._kernels import (
     _log_sigmoid,
     _sigmoid,
@@ -210,7 +210,7 @@ def test_sigmoid_tables_are_exact_to_two_millionths():
 
 def test_alias_draws_follow_the_noise_and_repeat_with_the_seed():
     probs = np.random.default_rng(0).dirichlet(np.ones(7) * 0.5)
-    accept, alias = _alias_tables(probs)
+    accept, alias = alias_tables(probs)
     draws = sample_alias(accept, alias, 50000, 4, 123)
     assert draws.shape == (50000, 4) and draws.dtype == np.int64
     freq = np.bincount(draws.ravel(), minlength=7) / draws.size
