@@ -1059,7 +1059,13 @@ def read_native(path: PathType, mmap: str | None = None):
     meta = _native_meta(path)
     matrix_path = native_matrix_path(path)
     _check_matrix_file(Path(path), matrix_path, meta)
-    vectors = np.load(matrix_path, mmap_mode=mmap, allow_pickle=False)
+    try:
+        vectors = np.load(matrix_path, mmap_mode=mmap, allow_pickle=False)
+    except ValueError as exc:  # e.g. a damaged byte of the .npy format version
+        raise ValueError(
+            f"{matrix_path} is not a readable .npy matrix file ({exc}): the file is "
+            "damaged. Save the vectors again."
+        ) from None
     words = meta["words"]
     if not all(isinstance(word, str) for word in words):
         raise ValueError(f"{path} lists a word that is not a string: the file is damaged.")

@@ -154,3 +154,16 @@ def test_damaged_native_files_load_or_name_the_file(which, data):
                 # words and the shape are those saved.
                 assert loaded.index_to_key == wv.index_to_key
                 assert loaded.vectors.shape == wv.vectors.shape
+
+
+def test_a_damaged_npy_format_version_names_the_matrix_file(tmp_path):
+    # Found by the generated damage above: byte 7 of a .npy file is its minor version,
+    # and numpy's own error for (1, 1) names no file.
+    path = tmp_path / "model.wv"
+    _wv().save(path)
+    matrix = _io.native_matrix_path(path)
+    raw = bytearray(matrix.read_bytes())
+    raw[7] ^= 1
+    matrix.write_bytes(bytes(raw))
+    with pytest.raises(ValueError, match=r"model\.wv.*damaged"):
+        WordVectors.load(path)
