@@ -51,6 +51,7 @@ from sknce._callbacks import ChanceAwareEarlyStopping, DivergenceGuard, beats_ch
 from sknce._compat import HasMethods, Interval, StrOptions
 from sknce._engine import HoldOut, NCENet, resolve_device
 from sknce._random import Seeds, seeded_init
+from sknce._steps import AutogradStep, Miner, TrainStep
 from sknce.nn import DenseInput, output_dim
 
 __all__ = [
@@ -182,6 +183,18 @@ class BaseNCE(BaseEstimator):
 
     def _progress_bar(self) -> ProgressBar:
         return ProgressBar()
+
+    def _make_step(self) -> TrainStep:
+        """The step strategy of a new network: :class:`~sknce._steps.AutogradStep`.
+
+        A family with a compiled step returns its :class:`~sknce._steps.KernelStep`;
+        the net falls back to the autograd step where the kernel does not apply.
+        """
+        return AutogradStep()
+
+    def _make_miner(self) -> Miner | None:
+        """The miner of a new network (model-dependent negatives): none."""
+        return None
 
     # --- parameter checks ---------------------------------------------------------------
     def _check_training_params(self) -> None:
@@ -376,16 +389,22 @@ class BaseNCE(BaseEstimator):
             seeds = seeds or self._new_seeds()
             device = self._resolve_device()
             if self.accelerator is not None:
-                from sknce._distributed import require_accelerate
+                from sknce._distributed import data_parallel_class, require_accelerate
 
                 require_accelerate()
-                net_class = net_class.with_accelerator()
+                net_class = data_parallel_class(net_class)
                 net_kwargs = {**net_kwargs, "accelerator": self.accelerator}
             with seeded_init(seeds):
                 module, criterion = build(device)
             validation = self.early_stopping and not partial and self._can_validate(dataset)
             callbacks = self._callbacks(validation, extra_callbacks or [])
-            net_kwargs = {"max_epochs": max_epochs, "batch_size": batch_size, **net_kwargs}
+            net_kwargs = {
+                "max_epochs": max_epochs,
+                "batch_size": batch_size,
+                "step": self._make_step(),
+                "miner": self._make_miner(),
+                **net_kwargs,
+            }
             net = self._make_net(
                 module, criterion, seeds, device, validation, callbacks, net_class, net_kwargs
             )

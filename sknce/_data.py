@@ -18,7 +18,8 @@ the same number of steps, and draws its negatives from a stream of its own.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
+import dataclasses
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -27,9 +28,11 @@ from torch.utils.data import Dataset
 
 __all__ = [
     "Batch",
+    "Targets",
     "ChunkedDataset",
     "SampledDataset",
     "as_csr_or_dense",
+    "check_batch",
     "chunk_errors",
     "csr_to_tensor",
     "is_chunk_stream",
@@ -91,6 +94,88 @@ def csr_to_tensor(block: sp.csr_matrix, device="cpu") -> torch.Tensor:
     )
 
 
+@dataclasses.dataclass(frozen=True)
+class Targets(Mapping):
+    r"""What the NCE objective of a batch needs besides the scores: the seam's typed half.
+
+    A sampler (or a :class:`~sknce._steps.Miner`) builds it; the objectives of
+    :mod:`sknce.losses` read it by attribute, so a misspelt name is an error, never
+    a silently absent correction. Every field defaults to ``None`` (absent). It is
+    also a read-only mapping of the fields that are set (``targets["neg_mask"]``,
+    ``dict(targets)``).
+
+    Parameters
+    ----------
+    pos_log_noise : Tensor of shape (batch,) or None
+        :math:`\log p_N` of each example's positive.
+    neg_log_noise : Tensor of shape (batch, K) or None
+        :math:`\log p_N` of each negative.
+    neg_mask : bool Tensor of shape (batch, K) or None
+        ``False`` drops a negative (e.g. an accidental hit of the positive).
+    neg_weights : Tensor of shape (batch, K) or None
+        Weight of each negative's term (importance weights).
+    norm_log_noise : Tensor of shape (batch, m) or None
+        :math:`\log p_N` of the extra noise samples of the self-normalisation penalty.
+    labels : LongTensor of shape (batch,) or None
+        The class of each example, for the full softmax.
+    """
+
+    pos_log_noise: torch.Tensor | None = None
+    neg_log_noise: torch.Tensor | None = None
+    neg_mask: torch.Tensor | None = None
+    neg_weights: torch.Tensor | None = None
+    norm_log_noise: torch.Tensor | None = None
+    labels: torch.Tensor | None = None
+
+    @classmethod
+    def of(cls, targets: Targets | Mapping | None) -> Targets:
+        """``targets`` as a :class:`Targets`: itself, built from a mapping, or empty.
+
+        Raises
+        ------
+        TypeError
+            For a name that is not a field (the error lists the fields).
+        """
+        if isinstance(targets, cls):
+            return targets
+        if targets is None:
+            return cls()
+        if not isinstance(targets, Mapping):
+            raise TypeError(
+                f"a batch's targets must be a sknce._data.Targets (or a dict of its fields), "
+                f"got {type(targets).__name__}."
+            )
+        unknown = sorted(set(targets) - set(cls.names()))
+        if unknown:
+            raise TypeError(
+                f"targets {unknown} are not fields of sknce._data.Targets; its fields are "
+                f"{list(cls.names())}. Check the spelling in the sampler."
+            )
+        return cls(**targets)
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        """The field names."""
+        return tuple(field.name for field in dataclasses.fields(cls))
+
+    def replace(self, **changes) -> Targets:
+        """A copy with ``changes`` (field names) applied."""
+        return dataclasses.replace(self, **changes)
+
+    # Read-only mapping of the fields that are set, for code that inspects a batch.
+    def __getitem__(self, name: str) -> torch.Tensor:
+        value = getattr(self, name) if name in self.names() else None
+        if value is None:
+            raise KeyError(name)
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return (name for name in self.names() if getattr(self, name) is not None)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
 class Batch(tuple):
     """One batch: ``(inputs, targets)`` as skorch unpacks it, and its number of examples.
 
@@ -98,8 +183,9 @@ class Batch(tuple):
     ----------
     inputs : dict of str to Tensor
         Keyword arguments of the scorer's ``forward``.
-    targets : dict of str to Tensor or None, default=None
-        What the NCE objective needs besides the scores.
+    targets : Targets, dict of its fields, or None, default=None
+        What the NCE objective needs besides the scores; stored as a
+        :class:`Targets` (a dict is converted, an unknown name is a ``TypeError``).
     size : int
         Number of examples (positive pairs) of the batch: the weight of its loss in
         the epoch's mean. Tensors of a batch need not have ``size`` rows (a document
@@ -108,10 +194,75 @@ class Batch(tuple):
 
     size: int
 
-    def __new__(cls, inputs: dict, targets: dict | None = None, *, size: int) -> Batch:
-        batch = super().__new__(cls, (inputs, targets))
+    def __new__(
+        cls, inputs: dict, targets: Targets | Mapping | None = None, *, size: int
+    ) -> Batch:
+        batch = super().__new__(cls, (inputs, Targets.of(targets)))
         batch.size = int(size)
         return batch
+
+    @property
+    def inputs(self) -> dict:
+        """The scorer's keyword arguments."""
+        return self[0]
+
+    @property
+    def targets(self) -> Targets:
+        """The objective's targets."""
+        return self[1]
+
+
+def check_batch(batch, source: str) -> None:
+    """Check what a sampler returned, once per fit (as pytorch-metric-learning checks a miner).
+
+    Parameters
+    ----------
+    batch : object
+        The first training batch of a fit.
+    source : str
+        Who built it, named in the error.
+
+    Raises
+    ------
+    TypeError
+        If ``batch`` is not a :class:`Batch` of a dict of inputs.
+    ValueError
+        If it holds no example, or its targets disagree in shape or type.
+    """
+    if not isinstance(batch, Batch):
+        raise TypeError(
+            f"{source} returned a {type(batch).__name__}; a sampler returns a "
+            "sknce._data.Batch(inputs, targets, size=n_examples)."
+        )
+    if not isinstance(batch.inputs, dict) or not all(isinstance(k, str) for k in batch.inputs):
+        raise TypeError(
+            f"{source} returned inputs of type {type(batch.inputs).__name__}; a batch's "
+            "inputs are a dict of the scorer's keyword arguments."
+        )
+    if batch.size < 1:
+        raise ValueError(
+            f"{source} returned a batch of {batch.size} examples; it needs 1 or more."
+        )
+    targets = dict(batch.targets)
+    mask = targets.get("neg_mask")
+    if mask is not None and mask.dtype != torch.bool:
+        raise ValueError(f"{source}: targets.neg_mask must be a bool tensor, got {mask.dtype}.")
+    shapes = {
+        name: tuple(targets[name].shape)
+        for name in ("neg_log_noise", "neg_mask", "neg_weights")
+        if name in targets
+    }
+    if len(set(shapes.values())) > 1:
+        raise ValueError(
+            f"{source}: the per-negative targets disagree in shape, {shapes}; each is "
+            "(batch, K) for the same negatives."
+        )
+    pos = targets.get("pos_log_noise")
+    if pos is not None and pos.dim() != 1:
+        raise ValueError(
+            f"{source}: targets.pos_log_noise must be 1-D (one per example), got shape "
+            f"{tuple(pos.shape)}."
+        )
 
 
 class SampledDataset(Dataset):

@@ -52,6 +52,7 @@ from sknce._engine import NCENet
 from sknce._random import Seeds
 
 __all__ = [
+    "data_parallel_class",
     "LOCAL_SGD_PERIOD",
     "AcceleratedNCENet",
     "ParameterAveraging",
@@ -90,6 +91,18 @@ def require_accelerate():
             f"Install sknce's distributed extra: {_EXTRA}"
         ) from error
     return accelerate
+
+
+def data_parallel_class(net_class: type[NCENet]) -> type[NCENet]:
+    """The net class that trains ``net_class``'s model data-parallel under an accelerator.
+
+    A net that averages the processes' parameters itself (``averages_parameters``,
+    e.g. local SGD around a compiled step) is its own; any other trains as an
+    :class:`AcceleratedNCENet` (DDP on the gradients).
+    """
+    if getattr(net_class, "averages_parameters", False):
+        return net_class
+    return AcceleratedNCENet
 
 
 def process_shard(accelerator) -> tuple[int, int] | None:

@@ -15,6 +15,11 @@ What the engine adds to skorch:
   reproducible with no global random state and a resumed fit repeats the draws
   of the uninterrupted one; the validation pairs are the same at every epoch;
 * a batch knows its number of examples (its tensors need not share a length);
+* a step strategy (:mod:`sknce._steps`): skorch's autograd step by default, or a
+  family's compiled kernel step, and an optional miner of negatives between
+  sampler and scorer, with its own optimizer;
+* the first training batch of every fit call is checked
+  (:func:`~sknce._data.check_batch`), so a sampler's mistake is named there;
 * :meth:`NCENet.mean_loss`, the objective on a dataset, which ``score`` uses;
 * :meth:`NCENet.snapshot`, so that a failed warm start restores the net;
 * an interrupted epoch is closed in the history (:meth:`NCENet.fit_loop`).
@@ -31,7 +36,9 @@ import numpy as np
 import torch
 from skorch import NeuralNet
 
+from sknce._data import check_batch
 from sknce._random import Seeds
+from sknce._steps import AutogradStep, Miner, TrainStep
 
 __all__ = [
     "BatchIterator",
@@ -186,6 +193,13 @@ class NCENet(NeuralNet):
         ``seeds.numpy("train", e)``, validation from ``seeds.numpy("valid")``.
     prefetch : bool, default=False
         Build training batches in a background thread, ahead of the step.
+    step : TrainStep or None, default=None
+        How a batch updates the parameters; ``None``: :class:`~sknce._steps.AutogradStep`.
+        A step that does not :meth:`~sknce._steps.TrainStep.applies` to the net as
+        configured is replaced by the autograd step for the fit call.
+    miner : Miner or None, default=None
+        Model-dependent negatives between sampler and scorer, trained by their own
+        optimizer ``optimizer_miner_``.
     **kwargs
         Passed to :class:`skorch.NeuralNet`.
 
@@ -194,20 +208,95 @@ class NCENet(NeuralNet):
     estimator : BaseEstimator or None
         The sknce estimator being fitted, set by it: a callback can call its
         ``transform``/``predict`` to see the model of the current epoch.
+    step_ : TrainStep
+        The step training the current (or last) fit call.
     """
 
-    def __init__(self, *args, seeds: Seeds, prefetch: bool = False, **kwargs) -> None:
+    def __init__(
+        self,
+        *args,
+        seeds: Seeds,
+        prefetch: bool = False,
+        step: TrainStep | None = None,
+        miner: Miner | None = None,
+        **kwargs,
+    ) -> None:
+        # Before skorch's __init__: a miner is a torch module, which skorch would
+        # register as a component of the net if set afterwards.
+        self.step = step
+        self.miner = miner
         super().__init__(*args, **kwargs)
         self.seeds = seeds
         self.prefetch = prefetch
         self.estimator = None
 
-    @classmethod
-    def with_accelerator(cls) -> type[NCENet]:
-        """The net class that trains data-parallel under an ``accelerate.Accelerator``."""
-        from sknce._distributed import AcceleratedNCENet
+    @property
+    def n_processes(self) -> int:
+        """Processes training this net together (1; a data-parallel net says more)."""
+        return 1
 
-        return AcceleratedNCENet
+    # --- the step strategy and the miner ----------------------------------------------
+    def resolve_step(self) -> TrainStep:
+        """The net's ``step`` when it applies to the net as configured, else autograd's."""
+        step = self.step
+        if step is None or not step.applies(self):
+            return AutogradStep()
+        return step
+
+    def partial_fit(self, X, y=None, classes=None, **fit_params):
+        """skorch's ``partial_fit`` between the step's ``begin`` and ``end``."""
+        if not self.initialized_:
+            self.initialize()
+        self.step_ = self.resolve_step()
+        self.batch_checked_ = False
+        self.step_.begin(self)
+        try:
+            return super().partial_fit(X, y, classes, **fit_params)
+        finally:
+            self.step_.end(self)
+
+    def train_step(self, batch, **fit_params):
+        """One step of the strategy; the first of a fit call checks the sampler's batch."""
+        if not getattr(self, "batch_checked_", True):
+            check_batch(batch, f"the sampler of {type(self).__name__}")
+            self.batch_checked_ = True
+        self._set_training(True)
+        return self.step_(self, batch, **fit_params)
+
+    def initialize_optimizer(self, *args, **kwargs):
+        """skorch's ``optimizer_`` (less the miner's parameters), and ``optimizer_miner_``."""
+        super().initialize_optimizer(*args, **kwargs)
+        if self.miner is not None:
+            self.optimizer_miner_ = self.miner.make_optimizer(self)
+        return self
+
+    def get_all_learnable_params(self):
+        """skorch's learnable parameters less the miner's, which its own optimizer trains."""
+        miner = self.miner
+        mined = set() if miner is None else {id(p) for p in miner.module(self).parameters()}
+        for name, param in super().get_all_learnable_params():
+            if id(param) not in mined:
+                yield name, param
+
+    def _scorer_optimizers(self) -> list:
+        # The miner's optimizer is stepped by the miner's own update, not the scorer's step.
+        return [
+            getattr(self, name + "_") for name in self._optimizers if name != "optimizer_miner"
+        ]
+
+    def _zero_grad_optimizer(self, set_to_none=None):
+        for optimizer in self._scorer_optimizers():
+            if set_to_none is None:
+                optimizer.zero_grad()
+            else:
+                optimizer.zero_grad(set_to_none=set_to_none)
+
+    def _step_optimizer(self, step_fn):
+        for optimizer in self._scorer_optimizers():
+            if step_fn is None:
+                optimizer.step()
+            else:
+                optimizer.step(step_fn)
 
     def epoch_rng(self, training: bool) -> np.random.Generator:
         """The numpy Generator of the current training epoch, or of validation."""
@@ -243,6 +332,9 @@ class NCENet(NeuralNet):
         """
         if iterator is None:
             return
+        if training and self.step_.pipelines(self):
+            self._pipelined_epoch(iterator, prefix, step_fn, **fit_params)
+            return
         batch_count = 0
         pending: list[tuple[dict, torch.Tensor]] = []
         try:
@@ -264,6 +356,36 @@ class NCENet(NeuralNet):
                 for (record, _), value in zip(pending, values):
                     record[prefix + "_loss"] = value
         self.history.record(prefix + "_batch_count", batch_count)
+
+    def _pipelined_epoch(self, iterator, prefix, step_fn, **fit_params) -> None:
+        """A training pass whose batch ``b + 1`` is prepared while ``b``'s update runs.
+
+        For a step that :meth:`~sknce._steps.TrainStep.pipelines`: the step of batch
+        ``b + 1`` (e.g. a miner's work in the calling thread) runs while kernel
+        threads still train on batch ``b``, then waits for ``b``. So ``b`` ends, with
+        its loss recorded in its own history row and ``on_batch_end`` called, after
+        ``b + 1`` has begun; every batch still begins and ends once, in order, and
+        the learning rate of each batch is set when it begins.
+        """
+        batch_count = 0
+        previous = None
+        for batch in iterator:
+            self.notify("on_batch_begin", batch=batch, training=True)
+            step = step_fn(batch, **fit_params)
+            if previous is not None:
+                self._end_pipelined_batch(*previous, prefix, row=-2)
+            previous = (batch, step)
+            batch_count += 1
+        if previous is not None:
+            self._end_pipelined_batch(*previous, prefix, row=-1)
+        self.history.record(prefix + "_batch_count", batch_count)
+
+    def _end_pipelined_batch(self, batch, step, prefix: str, row: int) -> None:
+        step = {**step, "loss": step["loss"].result()}
+        record = self.history[-1]["batches"][row]
+        record[prefix + "_loss"] = step["loss"].item()
+        record[prefix + "_batch_size"] = batch.size
+        self.notify("on_batch_end", batch=batch, training=True, **step)
 
     def mean_loss(self, dataset, rng: np.random.Generator) -> float:
         """The objective on ``dataset`` (mean over its examples), without training.

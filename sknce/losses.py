@@ -19,6 +19,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from sknce._data import Targets
+
 __all__ = [
     "BinaryNCELoss",
     "KNegativeLoss",
@@ -363,9 +365,7 @@ def self_normalization_penalty(
 # --- objectives as modules: the criterion of sknce's training engine -----------------
 #
 # A sampler hands the scorer a batch's inputs and the objective its ``targets``
-# (a dict): ``pos_log_noise`` / ``neg_log_noise`` (log p_N of positives and
-# negatives), ``neg_mask`` (False drops a negative, e.g. an accidental hit),
-# ``neg_weights``, ``norm_log_noise``, ``labels``. The scorer returns ``scores``
+# (a :class:`sknce._data.Targets`, read by attribute). The scorer returns ``scores``
 # (a dict): ``pos`` (batch,) and ``neg`` (batch, K), or ``logits``, or embeddings.
 
 
@@ -376,8 +376,8 @@ class NCEObjective(nn.Module):
     negative scores with the masked negatives removed.
     """
 
-    def forward(self, scores: dict, targets: dict | None = None) -> torch.Tensor:
-        """The loss of a batch: :meth:`compute_loss` with ``targets`` defaulting to ``{}``.
+    def forward(self, scores: dict, targets: Targets | dict | None = None) -> torch.Tensor:
+        """The loss of a batch: :meth:`compute_loss` of ``scores`` and the typed targets.
 
         Parameters
         ----------
@@ -385,26 +385,26 @@ class NCEObjective(nn.Module):
             The scorer's output for the batch: ``pos`` (batch,) and ``neg``
             (batch, K), or ``logits``, or embeddings (``anchor``, ``positive``,
             ``negatives``), and ``norm`` for :class:`SelfNormalized`.
-        targets : dict of Tensor or None, default=None
-            What the sampler drew besides the scorer's inputs (``pos_log_noise``,
-            ``neg_log_noise``, ``neg_mask``, ``neg_weights``, ``norm_log_noise``,
-            ``labels``); the keys an objective does not find count as absent.
+        targets : Targets, dict of its fields, or None, default=None
+            What the sampler drew besides the scorer's inputs (see
+            :class:`~sknce._data.Targets`; a dict is converted and an unknown name
+            is a ``TypeError``); ``None``: no targets.
 
         Returns
         -------
         Tensor
             The scalar loss to minimise.
         """
-        return self.compute_loss(scores, targets or {})
+        return self.compute_loss(scores, Targets.of(targets))
 
-    def compute_loss(self, scores: dict, targets: dict) -> torch.Tensor:  # pragma: no cover
+    def compute_loss(self, scores: dict, targets: Targets) -> torch.Tensor:  # pragma: no cover
         """The loss of a batch, from the keys of ``scores`` and ``targets`` it reads.
 
         Parameters
         ----------
         scores : dict of Tensor
             The scorer's output for the batch (see :meth:`forward`).
-        targets : dict of Tensor
+        targets : Targets
             The sampler's targets for the batch (see :meth:`forward`).
 
         Returns
@@ -415,14 +415,14 @@ class NCEObjective(nn.Module):
         raise NotImplementedError
 
     @staticmethod
-    def negatives(scores: dict, targets: dict) -> torch.Tensor:
+    def negatives(scores: dict, targets: Targets) -> torch.Tensor:
         """Negative scores with masked-out negatives at ``-inf`` (absent).
 
         Parameters
         ----------
         scores : dict of Tensor
             Holds ``neg``, the negatives' scores of shape (batch, K).
-        targets : dict of Tensor
+        targets : Targets
             May hold ``neg_mask``, a bool tensor of shape (batch, K): ``False``
             drops a negative (an accidental hit).
 
@@ -430,7 +430,7 @@ class NCEObjective(nn.Module):
         -------
         Tensor of shape (batch, K)
         """
-        mask = targets.get("neg_mask")
+        mask = targets.neg_mask
         neg = scores["neg"]
         return neg if mask is None else neg.masked_fill(~mask, float("-inf"))
 
@@ -441,7 +441,7 @@ class PairLogisticLoss(NCEObjective):
     The mean is over all ``batch * (1 + K)`` pairs (Tosh et al., 2021, Eq. 1).
     """
 
-    def compute_loss(self, scores: dict, targets: dict) -> torch.Tensor:
+    def compute_loss(self, scores: dict, targets: Targets) -> torch.Tensor:
         pos, neg = scores["pos"], scores["neg"].reshape(-1)
         logits = torch.cat([pos, neg])
         labels = torch.cat([torch.ones_like(pos), torch.zeros_like(neg)])
@@ -451,12 +451,12 @@ class PairLogisticLoss(NCEObjective):
 class RankingNCELoss(NCEObjective):
     """:func:`ranking_nce` with the noise corrections of the batch's targets."""
 
-    def compute_loss(self, scores: dict, targets: dict) -> torch.Tensor:
+    def compute_loss(self, scores: dict, targets: Targets) -> torch.Tensor:
         return ranking_nce(
             scores["pos"],
             self.negatives(scores, targets),
-            targets.get("pos_log_noise"),
-            targets.get("neg_log_noise"),
+            targets.pos_log_noise,
+            targets.neg_log_noise,
         )
 
 
@@ -474,33 +474,33 @@ class BinaryNCELoss(NCEObjective):
         super().__init__()
         self.gamma = nn.Parameter(torch.zeros(())) if learn_gamma else None
 
-    def compute_loss(self, scores: dict, targets: dict) -> torch.Tensor:
+    def compute_loss(self, scores: dict, targets: Targets) -> torch.Tensor:
         return binary_nce(
             scores["pos"],
             self.negatives(scores, targets),
-            targets.get("pos_log_noise"),
-            targets.get("neg_log_noise"),
+            targets.pos_log_noise,
+            targets.neg_log_noise,
             gamma=0.0 if self.gamma is None else self.gamma,
-            neg_weights=targets.get("neg_weights"),
+            neg_weights=targets.neg_weights,
         )
 
 
 class NegativeSamplingLoss(NCEObjective):
     """:func:`negative_sampling` (word2vec's objective), with optional negative weights."""
 
-    def compute_loss(self, scores: dict, targets: dict) -> torch.Tensor:
+    def compute_loss(self, scores: dict, targets: Targets) -> torch.Tensor:
         return negative_sampling(
             scores["pos"],
             self.negatives(scores, targets),
-            neg_weights=targets.get("neg_weights"),
+            neg_weights=targets.neg_weights,
         )
 
 
 class SoftmaxLoss(NCEObjective):
     """The full softmax (maximum likelihood): cross-entropy of ``logits`` and ``labels``."""
 
-    def compute_loss(self, scores: dict, targets: dict) -> torch.Tensor:
-        return F.cross_entropy(scores["logits"], targets["labels"])
+    def compute_loss(self, scores: dict, targets: Targets) -> torch.Tensor:
+        return F.cross_entropy(scores["logits"], targets.labels)
 
 
 class KNegativeLoss(NCEObjective):
@@ -519,14 +519,14 @@ class KNegativeLoss(NCEObjective):
         self.loss = loss
         self.beta = beta
 
-    def compute_loss(self, scores: dict, targets: dict) -> torch.Tensor:
+    def compute_loss(self, scores: dict, targets: Targets) -> torch.Tensor:
         return k_negative(
             scores["anchor"],
             scores["positive"],
             scores["negatives"],
             loss=self.loss,
             beta=self.beta,
-            negative_mask=targets.get("neg_mask"),
+            negative_mask=targets.neg_mask,
         )
 
 
@@ -535,7 +535,7 @@ class SelfNormalized(NCEObjective):
 
     The scorer returns the scores of ``m`` noise labels per example as
     ``scores["norm"]``, the sampler their :math:`\log p_N` as
-    ``targets["norm_log_noise"]`` (Ma & Collins, 2018, Section 5.2).
+    ``targets.norm_log_noise`` (Ma & Collins, 2018, Section 5.2).
 
     Parameters
     ----------
@@ -550,8 +550,8 @@ class SelfNormalized(NCEObjective):
         self.objective = objective
         self.alpha = alpha
 
-    def compute_loss(self, scores: dict, targets: dict) -> torch.Tensor:
+    def compute_loss(self, scores: dict, targets: Targets) -> torch.Tensor:
         penalty = self_normalization_penalty(
-            scores["norm"], targets.get("norm_log_noise"), alpha=self.alpha
+            scores["norm"], targets.norm_log_noise, alpha=self.alpha
         )
         return self.objective(scores, targets) + penalty

@@ -127,10 +127,8 @@ class ACENet(NCENet):
         self.n_jobs = n_jobs
         self.accelerator = accelerator
 
-    @classmethod
-    def with_accelerator(cls) -> type[ACENet]:
-        """This class: it trains data-parallel itself, by local SGD."""
-        return cls
+    #: It trains data-parallel itself, by local SGD.
+    averages_parameters = True
 
     @property
     def n_processes(self) -> int:
@@ -281,7 +279,7 @@ class ACENet(NCENet):
     def train_step(self, batch, **fit_params):
         """The generator step (adversarial epochs) and the discriminator step of a batch."""
         self._set_training(True)
-        inputs, targets = dict(batch[0]), dict(batch[1] or {})
+        inputs, targets = dict(batch[0]), dict(batch[1])
         draws = inputs.pop("adversarial", None)
         if self.kernel:
             loss = self._kernel_step(inputs, draws)
