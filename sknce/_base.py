@@ -184,6 +184,10 @@ class BaseNCE(BaseEstimator):
     def _progress_bar(self) -> ProgressBar:
         return ProgressBar()
 
+    def _fit_lr(self) -> float:
+        """The learning rate of a fit: ``lr`` (a subclass resolves an ``"auto"`` setting)."""
+        return self.lr
+
     def _make_step(self) -> TrainStep:
         """The step strategy of a new network: :class:`~sknce._steps.AutogradStep`.
 
@@ -259,10 +263,10 @@ class BaseNCE(BaseEstimator):
         # The optimizer checks its values when built: build one on a stand-in parameter,
         # so that a bad value is named here rather than deep inside the fit.
         try:
-            optimizer([torch.zeros(1, requires_grad=True)], lr=self.lr, **kwargs)
+            optimizer([torch.zeros(1, requires_grad=True)], lr=self._fit_lr(), **kwargs)
         except (ValueError, TypeError) as error:
             raise ValueError(
-                f"optimizer_kwargs={kwargs!r} with lr={self.lr} are not valid options of "
+                f"optimizer_kwargs={kwargs!r} with lr={self._fit_lr()} are not valid options of "
                 f"{optimizer.__name__}: {error}"
             ) from None
 
@@ -384,7 +388,9 @@ class BaseNCE(BaseEstimator):
         if self._continues(partial):
             net = self.net_
             restore = net.snapshot()
-            net.set_params(max_epochs=max_epochs, verbose=int(bool(self.verbose)), lr=self.lr)
+            net.set_params(
+                max_epochs=max_epochs, verbose=int(bool(self.verbose)), lr=self._fit_lr()
+            )
         else:
             seeds = seeds or self._new_seeds()
             device = self._resolve_device()
@@ -481,7 +487,7 @@ class BaseNCE(BaseEstimator):
             module=module,
             criterion=criterion,
             optimizer=self._optimizer_class(),
-            lr=self.lr,
+            lr=self._fit_lr(),
             device=device,
             train_split=HoldOut(self.validation_fraction, seeds) if validation else None,
             callbacks=callbacks,

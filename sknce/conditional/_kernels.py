@@ -51,12 +51,13 @@ def sgd_bag_ranking(
     w_in: np.ndarray,
     w_label: np.ndarray,
     b_label: np.ndarray,
-    log_noise: np.ndarray,
     indptr: np.ndarray,
     indices: np.ndarray,
     data: np.ndarray,
     labels: np.ndarray,
     negatives: np.ndarray,
+    pos_log_noise: np.ndarray,
+    neg_log_noise: np.ndarray,
     lo: int,
     hi: int,
     lr: float,
@@ -72,13 +73,15 @@ def sgd_bag_ranking(
         The label embeddings ``E``, updated in place.
     b_label : float array of shape (n_classes,) or (0,)
         The label biases ``b`` (updated in place), or empty for none.
-    log_noise : float array of shape (n_classes,)
-        ``log p_N`` of each label.
     indptr, indices, data : CSR arrays of the batch
         Example ``i``'s bag is ``indices[indptr[i]:indptr[i + 1]]`` with values
         ``data[...]``.
     labels : int64 array of shape (n,)
     negatives : int64 array of shape (n, K)
+    pos_log_noise : float array of shape (n,)
+        ``log p_N`` of each example's label.
+    neg_log_noise : float array of shape (n, K)
+        ``log p_N`` of each negative.
     lo, hi : int
         The examples this call trains on.
     lr : float
@@ -124,7 +127,7 @@ def sgd_bag_ranking(
                 s += h[k] * v[k]
             if has_bias:
                 s += b_label[target]
-            s -= log_noise[target]
+            s -= pos_log_noise[i] if j == 0 else neg_log_noise[i, j - 1]
             scores[n_scored] = s
             targets[n_scored] = target
             top = max(top, s)
