@@ -37,6 +37,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import inspect
+import math
 import warnings
 from collections.abc import Callable, Iterator
 from numbers import Integral, Real
@@ -48,10 +49,12 @@ from sklearn.exceptions import ConvergenceWarning
 from skorch.callbacks import Callback, EarlyStopping, ProgressBar
 
 from sknce._callbacks import ChanceAwareEarlyStopping, DivergenceGuard, beats_chance
-from sknce._compat import HasMethods, Interval, StrOptions
+from sknce._compat import HasMethods, Interval, StrOptions, _fit_context
+from sknce._data import ChunkedDataset, is_chunk_stream, scan_chunks
 from sknce._engine import HoldOut, NCENet, resolve_device
 from sknce._random import Seeds, seeded_init
 from sknce._steps import AutogradStep, Miner, TrainStep
+from sknce._validation import check_sortable_labels
 from sknce.nn import DenseInput, output_dim
 
 __all__ = [
@@ -62,35 +65,6 @@ __all__ = [
     "check_sortable_labels",
     "common_params",
 ]
-
-
-def check_sortable_labels(y, name: str = "y") -> np.ndarray:
-    """``y`` as an array of labels that can be sorted, or a TypeError naming the mix.
-
-    Labels (class or group ids) are encoded by sorting them; a mix of types (numbers
-    and strings, or a ``None`` among numbers) cannot be sorted.
-
-    Parameters
-    ----------
-    y : array-like
-        Labels.
-    name : str, default="y"
-        The input's name in the message.
-
-    Returns
-    -------
-    ndarray
-    """
-    y = np.asarray(y)
-    try:
-        np.unique(y)
-    except TypeError:
-        kinds = sorted({type(v).__name__ for v in y.ravel()})
-        raise TypeError(
-            f"{name} mixes labels of types {kinds}, which cannot be sorted; give every "
-            f"sample a label of one type (all numbers or all strings), e.g. {name}.astype(str)."
-        ) from None
-    return y
 
 
 class BaseNCE(BaseEstimator):
@@ -348,6 +322,217 @@ class BaseNCE(BaseEstimator):
             return auto_batch_size(n_samples, divisor)
         return self.batch_size
 
+    @property
+    def n_components_(self) -> int:
+        """Width of the learned embedding, as the fitted network's scorer states it."""
+        module = getattr(getattr(self, "net_", None), "module_", None)
+        width = getattr(getattr(module, "module", module), "n_components", None)
+        if width is None:
+            raise AttributeError(f"{type(self).__name__} has no attribute 'n_components_'")
+        return width
+
+    # --- the fit skeleton ---------------------------------------------------------------
+    #
+    # ``fit`` and ``partial_fit`` decide once whether the fit continues, validate,
+    # draw the seeds, resolve the device and the schedule, and train; the
+    # estimators fill the hooks below (sklearn's BaseMultilayerPerceptron._fit,
+    # skorch's initialize_* steps).
+
+    #: Whether ``fit`` also takes a stream of chunks (:meth:`_fit_stream`).
+    _fits_streams = False
+    #: ``max_epochs="auto"``: about this many gradient steps, within ``_epoch_range``.
+    _target_steps = 400
+    _epoch_range = (5, 200)
+    #: ``batch_size="auto"``: ``clip(n_examples // _batch_divisor, 16, 256)``.
+    _batch_divisor = 8
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Fit the model; see the estimator's docstring for ``X`` and ``y``.
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
+        with self._fitting():
+            if self._fits_streams and is_chunk_stream(X):
+                self._fit_stream(X, y)
+            else:
+                self._fit(X, y, partial=False)
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y=None, **options):
+        """One pass of training over ``X``, continuing the fitted network.
+
+        Returns
+        -------
+        self
+            The estimator, trained one more pass.
+        """
+        with self._fitting():
+            self._fit(X, y, partial=True, **options)
+        return self
+
+    def _fit(self, X, y, partial: bool, **options) -> None:
+        """The one fit of arrays: ``fit`` (``partial=False``) and ``partial_fit``."""
+        continues = self._continues(partial)
+        self._check_training_params()
+        self._check_params()
+        data = self._validate_fit_data(X, y, reset=not continues, partial=partial, **options)
+        seeds = None
+        if continues:
+            data = self._continue_fit(data)
+        else:
+            seeds = self._new_seeds()
+            data = self._start_fit(data, seeds)
+        device = self.net_.device if continues else self._resolve_device()
+        self._run(self._make_dataset(data, device), data, seeds, device, partial=partial)
+
+    def _fit_stream(self, chunks, y) -> None:
+        """The one fit of a stream of chunks, one chunk in memory at a time.
+
+        A first pass validates every chunk (:meth:`_scan_chunk`) and gathers what a
+        new fit needs from all of them; each epoch then reads the chunks again
+        (:class:`~sknce._data.ChunkedDataset`).
+        """
+        if y is not None and self._stream_carries_y:
+            raise ValueError(
+                "X is a stream of (X_chunk, y_chunk) pairs, which carries the labels; "
+                "y must be None."
+            )
+        continues = self._continues(False)
+        self._check_training_params()
+        self._check_params()
+        summary: dict = {}
+        sizes = scan_chunks(
+            chunks,
+            lambda chunk, index: self._scan_chunk(
+                chunk, index, summary, reset=index == 0 and not continues
+            ),
+        )
+        seeds = None
+        if continues:
+            data = self._continue_stream(chunks, summary)
+        else:
+            seeds = self._new_seeds()
+            data = self._start_stream(chunks, summary, seeds)
+        device = self.net_.device if continues else self._resolve_device()
+        dataset = ChunkedDataset(
+            chunks, lambda chunk, index: self._chunk_dataset(chunk, device), sizes
+        )
+        self._run(dataset, data, seeds, device, partial=False)
+
+    def _run(self, dataset, data, seeds: Seeds | None, device: str, partial: bool) -> None:
+        """Schedule and train on ``dataset``; then the fitted attributes of the network."""
+        n = len(dataset)
+        n_train = n - self._n_held_out(dataset) if self.early_stopping and not partial else n
+        batch_size, max_epochs = self._schedule(n, n_train, self._continues(partial))
+
+        def build(device: str):
+            return self._make_module(data, seeds), self._make_objective()
+
+        with self._training(data, device):
+            self._train(
+                dataset,
+                build,
+                partial=partial,
+                seeds=seeds,
+                max_epochs=max_epochs,
+                batch_size=batch_size,
+                **self._net_options(data),
+            )
+        self._after_fit(data)
+
+    def _schedule(self, n_examples: int, n_train: int, continues: bool) -> tuple[int, int]:
+        """Batch size and epochs of a fit: the one rule, with per-class constants.
+
+        ``batch_size="auto"``: ``clip(n_examples // _batch_divisor, 16, 256)``; a
+        continued fit keeps its network's. ``max_epochs="auto"``: about
+        ``_target_steps`` gradient steps over the ``n_train`` training examples
+        (those not held out for early stopping), within ``_epoch_range``.
+        """
+        batch_size = self._fit_batch_size(n_examples, continues, self._batch_divisor)
+        max_epochs = self.max_epochs
+        if max_epochs == "auto":
+            max_epochs = auto_epochs(n_train, batch_size, self._target_steps, self._epoch_range)
+        return batch_size, max_epochs
+
+    def _n_held_out(self, dataset) -> int:
+        """Examples early stopping holds out: the last chunk of a stream of two or more,
+        ``ceil(validation_fraction * n)`` of an array."""
+        n = len(dataset)
+        if hasattr(dataset, "n_held_out"):
+            held_out = dataset.n_held_out(self.validation_fraction)
+            return held_out if held_out < n else 0
+        return math.ceil(self.validation_fraction * n)
+
+    # --- hooks of the fit skeleton --------------------------------------------------------
+    def _check_params(self) -> None:
+        """Errors naming the fix for the estimator's own parameters (e.g. layer sizes)."""
+
+    def _validate_fit_data(self, X, y, *, reset: bool, partial: bool, **options):
+        """The validated training data of a fit, in whatever form the other hooks take."""
+        raise NotImplementedError
+
+    def _start_fit(self, data, seeds: Seeds):
+        """A new fit: set the fitted attributes that depend on the data; return the data."""
+        return data
+
+    def _continue_fit(self, data):
+        """A continued fit: check the data against the fitted state; return the data."""
+        return data
+
+    def _make_dataset(self, data, device: str):
+        """The engine's dataset of the data: a sampler's rows (see :mod:`sknce._data`)."""
+        raise NotImplementedError
+
+    def _make_module(self, data, seeds: Seeds | None) -> torch.nn.Module:
+        """The scorer of a new network (called under seeded initialisation).
+
+        A pure function of its arguments and the parameters: it sets no attribute.
+        """
+        raise NotImplementedError
+
+    def _make_objective(self) -> torch.nn.Module:
+        """The NCE objective of a new network (a module of :mod:`sknce.losses`)."""
+        raise NotImplementedError
+
+    def _net_options(self, data) -> dict:
+        """Options of :meth:`_train` for a new network: ``net_class``,
+        ``extra_callbacks`` (sknce's callbacks of this estimator) and the net's own
+        keyword arguments (none by default)."""
+        return {}
+
+    @contextlib.contextmanager
+    def _training(self, data, device: str) -> Iterator[None]:
+        """Around training: what must hold while the engine trains (nothing by default)."""
+        yield
+
+    def _after_fit(self, data) -> None:
+        """Fitted attributes read from the trained network (nothing by default)."""
+
+    #: Whether a stream's chunks are ``(X, y)`` pairs (then ``fit``'s ``y`` must be None).
+    _stream_carries_y = False
+
+    def _scan_chunk(self, chunk, index: int, summary: dict, reset: bool) -> int:
+        """Validate chunk ``index`` of a stream, add what a new fit needs to ``summary``;
+        return its number of examples."""
+        raise NotImplementedError
+
+    def _start_stream(self, chunks, summary: dict, seeds: Seeds):
+        """A new fit on a stream: the fitted attributes from the scan; return the data."""
+        raise NotImplementedError
+
+    def _continue_stream(self, chunks, summary: dict):
+        """A continued fit on a stream: check the scan; return the data."""
+        return None
+
+    def _chunk_dataset(self, chunk, device: str):
+        """The engine's dataset of one chunk, loaded during an epoch."""
+        raise NotImplementedError
+
     def _train(
         self,
         dataset,
@@ -456,7 +641,7 @@ class BaseNCE(BaseEstimator):
             f"{held_out} of {n} examples leaves {n_train} for training (at least "
             f"{self._min_train_examples} needed): early stopping is off for this fit. {fix}",
             UserWarning,
-            stacklevel=6,  # the caller of ``fit``
+            stacklevel=8,  # the caller of ``fit``
         )
         return False
 
@@ -509,7 +694,7 @@ class BaseNCE(BaseEstimator):
             "to tell positive pairs from negative ones and its output is uninformative. "
             "Raise max_epochs, provide more data, or check that the pairs share structure.",
             ConvergenceWarning,
-            stacklevel=6,  # the caller of ``fit``
+            stacklevel=8,  # the caller of ``fit``
         )
 
     # --- inference helpers --------------------------------------------------------------

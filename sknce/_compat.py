@@ -12,7 +12,13 @@ validates its input through it, in ``fit``, ``partial_fit`` and at inference.
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import _fit_context
-from sklearn.utils._param_validation import HasMethods, Interval, Options, StrOptions
+from sklearn.utils._param_validation import (
+    HasMethods,
+    Interval,
+    Options,
+    StrOptions,
+    validate_params,
+)
 from sklearn.utils.validation import check_is_fitted
 from sklearn.utils.validation import validate_data as _sklearn_validate_data
 
@@ -26,6 +32,7 @@ __all__ = [
     "check_float32_range",
     "check_is_fitted",
     "validate_data",
+    "validate_params",
 ]
 
 #: Largest input magnitude sknce accepts: the square root of float32's largest value

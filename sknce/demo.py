@@ -24,65 +24,25 @@ import argparse
 import sys
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 
-__all__ = ["load_wiki_chunks", "main", "run_demo"]
+from sknce import datasets
+
+__all__ = ["main", "run_demo"]
 
 
-def load_wiki_chunks(
-    chunk: int = 40, min_chunks: int = 30, max_chunks: int = 40, n_articles: int | None = None
-) -> tuple[list[str], np.ndarray]:
-    """Stemmed Wikipedia articles of gensim's test data, cut into chunks labelled by article.
-
-    ``head500.noblanks.cor`` holds 250 English Wikipedia articles, stemmed, stop words
-    removed, one article per line. Each article of at least ``min_chunks`` chunks of
-    ``chunk`` consecutive words gives its first ``max_chunks`` chunks.
-
-    Parameters
-    ----------
-    chunk : int, default=40
-        Words per chunk.
-    min_chunks : int, default=30
-        Articles with fewer chunks are left out.
-    max_chunks : int, default=40
-        Chunks kept per article.
-    n_articles : int or None, default=None
-        Keep the first ``n_articles`` articles (of 106 with the defaults).
-
-    Returns
-    -------
-    texts : list of str
-        The chunks (4,074 with the defaults).
-    labels : ndarray of int
-        The article of each chunk, ``0 .. n_articles - 1``.
-
-    Raises
-    ------
-    ImportError
-        If gensim, which ships the file, is not installed.
-    """
-    try:
-        from gensim.test.utils import datapath
-    except ImportError as error:
-        raise ImportError(
-            "the demo corpus ships with gensim's test data; install gensim "
-            "(pip install gensim, or bash .ci/setup-env)."
-        ) from error
-    lines = Path(datapath("head500.noblanks.cor")).read_text(encoding="utf8").splitlines()
-    texts, labels = [], []
-    for line in lines:
-        words = line.split()
-        n = min(len(words) // chunk, max_chunks)
-        if len(words) // chunk < min_chunks:
-            continue
-        if n_articles is not None and labels and labels[-1] + 1 >= n_articles:
-            break
-        label = labels[-1] + 1 if labels else 0
-        texts += [" ".join(words[i * chunk : (i + 1) * chunk]) for i in range(n)]
-        labels += [label] * n
-    return texts, np.asarray(labels)
+def __getattr__(name: str):
+    # The loader's old home: it moved to sknce.datasets.
+    if name == "load_wiki_chunks":
+        warnings.warn(
+            "sknce.demo.load_wiki_chunks moved to sknce.datasets.load_wiki_chunks; import it "
+            "from there (this path will be removed in a future release).",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return datasets.load_wiki_chunks
+    raise AttributeError(f"module 'sknce.demo' has no attribute {name!r}")
 
 
 def _synthetic_counts(n_documents: int, random_state: int):
@@ -154,7 +114,7 @@ def run_demo(
         The first 25 articles instead of all 106 (1000 synthetic documents instead of
         4000).
     corpus : {"wiki", "synthetic"}, default="wiki"
-        ``"wiki"``: :func:`load_wiki_chunks` (falls back to ``"synthetic"``, with a
+        ``"wiki"``: :func:`~sknce.datasets.load_wiki_chunks` (falls back to ``"synthetic"``, with a
         message, when gensim is missing); ``"synthetic"``: a topic-model corpus of
         4000 documents (1000 with ``quick``), label = top topic.
     n_articles : int or None, default=None
@@ -224,7 +184,7 @@ def run_demo(
     texts = None
     if corpus == "wiki":
         try:
-            texts, y = load_wiki_chunks(n_articles=n_articles or (25 if quick else None))
+            texts, y = datasets.load_wiki_chunks(n_articles=n_articles or (25 if quick else None))
         except ImportError as error:
             print(
                 f"      gensim is missing ({error}); the real-text corpus is unavailable. "

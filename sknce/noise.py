@@ -22,11 +22,12 @@ __all__ = [
     "GaussianMixtureNoise",
     "UniformNoise",
     "UnigramNoise",
+    "alias_tables",
     "remove_accidental_hits",
 ]
 
 
-def _alias_tables(probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def alias_tables(probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Build Walker alias tables with Vose's stable O(n) algorithm.
 
     Returns ``(accept, alias)``: draw a column ``i`` uniformly, keep it with
@@ -47,6 +48,10 @@ def _alias_tables(probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         (small if scaled[g] < 1.0 else large).append(g)
     # Leftovers are 1 up to rounding error: they always accept themselves.
     return accept, alias
+
+
+#: The former private name of :func:`alias_tables`.
+_alias_tables = alias_tables
 
 
 def _validate_probs(probs: np.ndarray) -> np.ndarray:
@@ -91,9 +96,10 @@ class CategoricalNoise:
     def __init__(self, probs) -> None:
         self.probs = _validate_probs(probs)
         self.n_categories = self.probs.shape[0]
-        accept, alias = _alias_tables(self.probs)
+        accept, alias = alias_tables(self.probs)
         # 8 bytes a category (float32 + int32): at 10^6 categories the random gathers
-        # are memory-bound, and the narrower alias table is ~30% faster than int64.
+        # are memory-bound, so the narrower alias table is the faster one (figures in
+        # benchmarks/README.md, "Figures moved out of the code").
         self._accept = torch.as_tensor(accept, dtype=torch.float32)
         self._alias = torch.as_tensor(alias, dtype=torch.int32)
         with np.errstate(divide="ignore"):

@@ -55,6 +55,8 @@ def corpus_data():
 
 def cases():
     """(name, estimator factory, data) of each fit: the six estimators and a streamed fit."""
+    from _registry import REGISTRY
+
     from sknce import (
         ACEWord2Vec,
         ConditionalNCEClassifier,
@@ -68,69 +70,20 @@ def cases():
     counts, _ = counts_data()
     X_reg, y_reg = regression_data()
     small = dict(hidden_layer_sizes=(16,), batch_size=32, random_state=0)
+
+    def factory(cls, **common):
+        settings = {**common, **REGISTRY[cls.__name__].distributed}
+        return lambda **kw: cls(**settings, **kw)
+
     return [
-        (
-            "classifier",
-            lambda **kw: ConditionalNCEClassifier(
-                **small, n_negatives=4, max_epochs=6, lr=0.02, early_stopping=True, **kw
-            ),
-            (X, y),
-        ),
-        (
-            "regressor",
-            # No early stopping: on this linear data it would keep the starting (ridge)
-            # density, and these tests need the network to train.
-            lambda **kw: ConditionalNCERegressor(
-                **small,
-                n_negatives=8,
-                embedding_dim=8,
-                n_grid=64,
-                max_epochs=10,
-                lr=0.02,
-                early_stopping=False,
-                **kw,
-            ),
-            (X_reg, y_reg),
-        ),
-        (
-            "direct",
-            lambda **kw: DirectNCEEmbedder(**small, n_components=8, max_epochs=6, **kw),
-            (counts,),
-        ),
-        (
-            # early stopping holds out the stream's last chunk
-            "direct-stream",
-            lambda **kw: DirectNCEEmbedder(**small, n_components=8, max_epochs=6, **kw),
-            (chunks(counts),),
-        ),
-        (
-            "landmark",
-            lambda **kw: LandmarkNCEEmbedder(**small, n_landmarks=8, max_epochs=6, **kw),
-            (counts,),
-        ),
-        (
-            "latent",
-            lambda **kw: LatentClassNCEEmbedder(
-                **small, n_components=8, n_negatives=4, max_epochs=6, **kw
-            ),
-            (X, y),
-        ),
-        (
-            "ace",
-            lambda **kw: ACEWord2Vec(
-                n_components=8,
-                min_count=1,
-                sample=0,
-                window=3,
-                max_epochs=4,
-                batch_size=200,
-                adversarial=False,
-                n_jobs=1,
-                random_state=0,
-                **kw,
-            ),
-            (corpus_data(),),
-        ),
+        ("classifier", factory(ConditionalNCEClassifier, **small), (X, y)),
+        ("regressor", factory(ConditionalNCERegressor, **small), (X_reg, y_reg)),
+        ("direct", factory(DirectNCEEmbedder, **small), (counts,)),
+        # early stopping holds out the stream's last chunk
+        ("direct-stream", factory(DirectNCEEmbedder, **small), (chunks(counts),)),
+        ("landmark", factory(LandmarkNCEEmbedder, **small), (counts,)),
+        ("latent", factory(LatentClassNCEEmbedder, **small), (X, y)),
+        ("ace", factory(ACEWord2Vec), (corpus_data(),)),
     ]
 
 

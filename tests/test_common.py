@@ -1,7 +1,7 @@
 """scikit-learn's common checks and round trips over every public sknce estimator.
 
-One registry (``REGISTRY``) lists each estimator with fast test settings and
-the kind of data it takes; ``EXPECTED_FAILED_CHECKS`` lists, per estimator, the
+The one registry of the suite (``tests/_registry.py``) lists each estimator with fast
+test settings and the kind of data it takes; ``EXPECTED_FAILED_CHECKS`` lists, per estimator, the
 common checks that cannot pass and why (each reason also stands in the
 estimator's docstring).
 """
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import importlib
 import pickle
-from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
+from _registry import REGISTRY
 from sklearn.base import clone, is_classifier, is_regressor
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV
@@ -46,61 +46,6 @@ MIXED_FEATURE_NAMES = pytest.mark.filterwarnings(
     "ignore:X does not have valid feature names, but:UserWarning",
 )
 
-
-@dataclass
-class Entry:
-    """Fast settings of one estimator and the data it takes in the round trips."""
-
-    params: dict
-    data: str  # "counts", "tokens", "classification", "regression" or "groups"
-    grid: dict = field(default_factory=lambda: {"max_epochs": [1, 2]})
-
-
-# --- the registry: one entry per public estimator --------------------------------
-REGISTRY: dict[str, Entry] = {
-    # documents (Tosh et al.)
-    "LandmarkNCEEmbedder": Entry(
-        dict(n_landmarks=5, hidden_layer_sizes=(8,), max_epochs=2, random_state=0), "counts"
-    ),
-    "DirectNCEEmbedder": Entry(
-        dict(n_components=4, hidden_layer_sizes=(8,), max_epochs=2, random_state=0), "counts"
-    ),
-    # words (Bose & Cao)
-    "ACEWord2Vec": Entry(
-        dict(n_components=8, min_count=1, sample=0, max_epochs=1, n_jobs=1, random_state=0),
-        "tokens",
-    ),
-    # conditional (Ma & Collins)
-    "ConditionalNCEClassifier": Entry(
-        dict(
-            n_negatives=4,
-            hidden_layer_sizes=(8,),
-            max_epochs=10,
-            batch_size=32,
-            lr=0.05,
-            random_state=0,
-        ),
-        "classification",
-    ),
-    "ConditionalNCERegressor": Entry(
-        dict(
-            n_negatives=8,
-            hidden_layer_sizes=(8,),
-            embedding_dim=8,
-            n_grid=64,
-            max_epochs=20,
-            batch_size=32,
-            lr=0.02,
-            random_state=0,
-        ),
-        "regression",
-    ),
-    # contrastive (Awasthi et al.)
-    "LatentClassNCEEmbedder": Entry(
-        dict(n_components=4, n_negatives=2, hidden_layer_sizes=(8,), max_epochs=2, random_state=0),
-        "groups",
-    ),
-}
 
 # --- checks that cannot pass, with the reason (also stated in the docstring) ------
 EXPECTED_FAILED_CHECKS: dict[str, dict[str, str]] = {
@@ -184,11 +129,9 @@ def _data(kind: str, seed: int = 0):
     raise ValueError(kind)
 
 
-def _fit(estimator, kind):
-    X, y = _data(kind)
-    if kind in ("counts", "tokens"):
-        return estimator.fit(X), X, y
-    return estimator.fit(X, y), X, y
+def _fit(estimator, entry):
+    X, y = _data(entry.data)
+    return entry.fit(estimator, X, y), X, y
 
 
 def _output(estimator, X):
@@ -201,7 +144,7 @@ def _output(estimator, X):
 @pytest.mark.parametrize("name", list(ESTIMATORS))
 def test_pickle_round_trip(name):
     entry = REGISTRY[name]
-    fitted, X, _ = _fit(ESTIMATORS[name](**entry.params), entry.data)
+    fitted, X, _ = _fit(ESTIMATORS[name](**entry.params), entry)
     again = pickle.loads(pickle.dumps(fitted))
     np.testing.assert_allclose(_output(again, X), _output(fitted, X), rtol=1e-5, atol=1e-6)
 
@@ -210,11 +153,11 @@ def test_pickle_round_trip(name):
 @pytest.mark.parametrize("name", list(ESTIMATORS))
 def test_clone_and_refit_is_reproducible(name):
     entry = REGISTRY[name]
-    first, X, _ = _fit(ESTIMATORS[name](**entry.params), entry.data)
+    first, X, _ = _fit(ESTIMATORS[name](**entry.params), entry)
     twin = clone(first)
     assert twin.get_params() == first.get_params()
     assert not hasattr(twin, "net_")
-    second, _, _ = _fit(twin, entry.data)
+    second, _, _ = _fit(twin, entry)
     np.testing.assert_allclose(_output(second, X), _output(first, X), rtol=1e-5, atol=1e-6)
 
 

@@ -35,6 +35,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import torch
+from _registry import REGISTRY
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -136,25 +137,9 @@ def _finite(value) -> bool:
 
 
 # --- estimators: tiny settings and valid data -------------------------------------------
-TINY = {
-    "LandmarkNCEEmbedder": dict(n_landmarks=3, hidden_layer_sizes=(4,)),
-    "DirectNCEEmbedder": dict(n_components=2, hidden_layer_sizes=(4,)),
-    "ConditionalNCEClassifier": dict(n_negatives=2, hidden_layer_sizes=(4,)),
-    "ConditionalNCERegressor": dict(
-        n_negatives=2, hidden_layer_sizes=(4,), embedding_dim=4, n_grid=16
-    ),
-    "LatentClassNCEEmbedder": dict(n_components=2, n_negatives=2, hidden_layer_sizes=(4,)),
-    "ACEWord2Vec": dict(n_components=4, min_count=1, sample=0, window=2, n_jobs=1),
-}
+TINY = {name: entry.tiny for name, entry in REGISTRY.items()}
 COMMON = dict(max_epochs=1, batch_size=8, early_stopping=False, random_state=0)
-KIND = {
-    "LandmarkNCEEmbedder": "counts",
-    "DirectNCEEmbedder": "counts",
-    "ConditionalNCEClassifier": "classification",
-    "ConditionalNCERegressor": "regression",
-    "LatentClassNCEEmbedder": "groups",
-    "ACEWord2Vec": "tokens",
-}
+KIND = {name: entry.data for name, entry in REGISTRY.items()}
 ARRAY = [name for name in ESTIMATORS if KIND[name] != "tokens"]
 
 
@@ -182,9 +167,7 @@ def _valid(kind: str, seed: int = 0):
 
 
 def _fit(estimator, name, X, y):
-    if KIND[name] in ("counts", "tokens"):
-        return estimator.fit(X)
-    return estimator.fit(X, y)
+    return REGISTRY[name].fit(estimator, X, y)
 
 
 _FITTED: dict = {}

@@ -10,16 +10,14 @@ from test_base import ToyNCEClassifier
 
 from sknce._data import Batch, Targets, check_batch
 from sknce._steps import AutogradStep, KernelStep, Miner
+from sknce.datasets import make_latent_classes
 from sknce.losses import BinaryNCELoss, RankingNCELoss, binary_nce
 
 
 @pytest.fixture
 def blobs():
-    rng = np.random.default_rng(0)
-    centers = rng.normal(scale=4, size=(4, 6))
-    y = rng.integers(0, 4, size=120)
-    X = centers[y] + rng.normal(size=(120, 6))
-    return X.astype(np.float32), y
+    data = make_latent_classes(120, n_classes=4, n_features=6, separation=4.0, random_state=0)
+    return data.X.astype(np.float32), data.y
 
 
 # --- typed targets ------------------------------------------------------------------------

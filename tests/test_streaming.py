@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import torch
+from _registry import REGISTRY
 from sklearn.linear_model import LogisticRegression
 
 from sknce import (
@@ -244,46 +245,22 @@ def _held_out_score(estimator, X, y, X_test, y_test) -> float:
     return estimator.score(X_test, y_test)  # accuracy, or R^2
 
 
-#: name: (estimator, data, quality on held-out data, supervised, passes over the chunks)
+#: name: (estimator class, data, quality on held-out data, passes over the chunks); the
+#: estimator's settings and whether it is supervised are the registry's (tests/_registry.py)
 PARTIAL_FIT_CASES = {
-    "DirectNCEEmbedder": (
-        lambda: DirectNCEEmbedder(**FAST, n_components=8),
-        _corpus,
-        _probe,
-        False,
-        6,
-    ),
-    "LandmarkNCEEmbedder": (
-        lambda: LandmarkNCEEmbedder(**FAST, n_landmarks=8),
-        _corpus,
-        _probe,
-        False,
-        6,
-    ),
-    "LatentClassNCEEmbedder": (
-        lambda: LatentClassNCEEmbedder(**FAST, n_components=8, n_negatives=4),
-        _blobs,
-        _probe,
-        True,
-        6,
-    ),
-    "ConditionalNCEClassifier": (
-        lambda: ConditionalNCEClassifier(**FAST, n_negatives=4, lr=0.02),
-        _blobs,
-        _held_out_score,
-        True,
-        10,
-    ),
-    "ConditionalNCERegressor": (
-        lambda: ConditionalNCERegressor(
-            **FAST, n_negatives=8, embedding_dim=8, n_grid=64, lr=0.02
-        ),
-        _line,
-        _held_out_score,
-        True,
-        6,
-    ),
+    "DirectNCEEmbedder": (DirectNCEEmbedder, _corpus, _probe, 6),
+    "LandmarkNCEEmbedder": (LandmarkNCEEmbedder, _corpus, _probe, 6),
+    "LatentClassNCEEmbedder": (LatentClassNCEEmbedder, _blobs, _probe, 6),
+    "ConditionalNCEClassifier": (ConditionalNCEClassifier, _blobs, _held_out_score, 10),
+    "ConditionalNCERegressor": (ConditionalNCERegressor, _line, _held_out_score, 6),
 }
+
+
+def _partial_fit_case(name):
+    """(estimator factory, data, quality, supervised, passes), the settings the registry's."""
+    cls, data, quality, passes = PARTIAL_FIT_CASES[name]
+    entry = REGISTRY[name]
+    return lambda: cls(**FAST, **entry.streaming), data, quality, entry.supervised, passes
 
 
 @pytest.mark.parametrize("name", list(PARTIAL_FIT_CASES))
@@ -294,7 +271,7 @@ def test_partial_fit_over_chunks_reaches_the_quality_of_a_whole_fit(name):
     the classifier, R^2 for the regressor) is at least that of the whole fit
     minus 0.03, and far above chance.
     """
-    make, data, quality, supervised, passes = PARTIAL_FIT_CASES[name]
+    make, data, quality, supervised, passes = _partial_fit_case(name)
     X_all, y_all = data(1600, seed=1)
     X, y, X_test, y_test = X_all[:1200], y_all[:1200], X_all[1200:], y_all[1200:]
     whole = make().set_params(max_epochs=passes, early_stopping=False)

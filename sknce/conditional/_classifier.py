@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import inspect
-import math
 from collections.abc import Iterator
 from numbers import Integral, Real
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -23,14 +24,11 @@ from sknce._base import (
     common_params,
 )
 from sknce._callbacks import ChanceAwareEarlyStopping, LinearDecay
-from sknce._compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
+from sknce._compat import Interval, StrOptions, check_is_fitted, validate_data
 from sknce._data import (
-    ChunkedDataset,
     SampledDataset,
     as_csr_or_dense,
-    is_chunk_stream,
     rows_to_tensor,
-    scan_chunks,
 )
 from sknce._steps import TrainStep
 from sknce.conditional._kernel_step import BagRankingStep
@@ -41,6 +39,17 @@ from sknce.noise import CategoricalNoise, UniformNoise, UnigramNoise
 from sknce.optim import LazyAdam
 
 __all__ = ["ConditionalNCEClassifier"]
+
+
+class _Labelled(NamedTuple):
+    """A fit's inputs and labels, the declared classes and (new fit) the log prior."""
+
+    X: object
+    y: np.ndarray | None
+    declared: object
+    log_prior: np.ndarray | None = None
+    n_examples: int = 0
+
 
 #: Early stopping: an epoch improves on the best validation loss only if it lowers it by
 #: more than this fraction of it (the slow drift of a plateau is not progress).
@@ -515,19 +524,6 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             return BagRankingStep(effective_n_jobs(self.n_jobs))
         return super()._make_step()
 
-    def _lr_decay(self, dataset, max_epochs: int) -> list:
-        """The linear decay of ``lr="auto"`` in fastText's regime, as an extra callback."""
-        from skorch.callbacks import LRScheduler
-
-        users = [c[1] if isinstance(c, tuple) else c for c in self.callbacks or ()]
-        if (
-            not self.bag_sgd_
-            or self.lr != "auto"
-            or any(isinstance(c, LRScheduler) for c in users)
-        ):
-            return []
-        return [("lr_decay", LinearDecay(_BAG_END_LR, self._n_train(dataset), max_epochs))]
-
     def _make_scorer(self, n_features: int, log_prior: np.ndarray) -> LabelScorer:
         """The scorer of a new fit, started at ``log_prior`` with ``init="prior"``."""
         hidden = self._hidden_layers()
@@ -567,42 +563,137 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             evaluate_initial=self.init == "prior",
         )
 
-    def _objective(self):
+    def _make_objective(self):
         objective = {"ranking": RankingNCELoss, "binary": BinaryNCELoss, "mle": SoftmaxLoss}
         criterion = objective[self.objective]()
         if self.self_normalization > 0:
             criterion = SelfNormalized(criterion, self.self_normalization)
         return criterion
 
-    def _fit(self, X, y, partial: bool, classes=None) -> None:
-        continues = self._continues(partial)
-        X, y = validate_data(
-            self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], reset=not continues
-        )
-        _check_targets(y)
-        self._check_training_params()
+    # --- the hooks of the fit skeleton --------------------------------------------------
+    _fits_streams = True
+    _stream_carries_y = True
+    _target_steps = _TARGET_STEPS
+    _epoch_range = _EPOCH_RANGE
+
+    def _schedule(self, n_examples: int, n_train: int, continues: bool) -> tuple[int, int]:
+        """Batch size (:meth:`_batch_size`) and epochs: the base's rule of about
+        ``_target_steps`` steps, or in fastText's regime about ``_BAG_EXAMPLES``
+        example updates, in ``_BAG_EPOCH_RANGE``."""
+        batch_size = self._batch_size()
+        max_epochs = self.max_epochs
+        if max_epochs == "auto" and self.bag_sgd_:
+            max_epochs = int(np.clip(round(_BAG_EXAMPLES / max(n_train, 1)), *_BAG_EPOCH_RANGE))
+        elif max_epochs == "auto":
+            max_epochs = auto_epochs(n_train, batch_size, self._target_steps, self._epoch_range)
+        return batch_size, max_epochs
+
+    def _net_options(self, data: _Labelled) -> dict:
+        """The linear decay of ``lr="auto"`` in fastText's regime, as an extra callback."""
+        from skorch.callbacks import LRScheduler
+
+        users = [c[1] if isinstance(c, tuple) else c for c in self.callbacks or ()]
+        if (
+            not self.bag_sgd_
+            or self.lr != "auto"
+            or any(isinstance(c, LRScheduler) for c in users)
+        ):
+            return {}
+        held_out = self.validation_fraction if self.early_stopping else 0.0
+        decay = LinearDecay(_BAG_END_LR, max(data.n_examples * (1 - held_out), 1.0))
+        return {"extra_callbacks": [("lr_decay", decay)]}
+
+    def _check_params(self) -> None:
         self._check_hidden()
         self._check_hidden("input_bias_layer_sizes")
-        log_prior = None
-        if continues:
-            self._check_known(y)
-            device = self.net_.device
-        else:
-            declared = self.classes if classes is None else classes
-            if partial and declared is None:
-                raise ValueError(
-                    "classes must be passed on the first call to partial_fit (every label "
-                    "that any chunk may contain), e.g. partial_fit(X, y, classes=labels)."
-                )
-            labels, counts = np.unique(y, return_counts=True)
-            log_prior = self._start(labels, counts, declared, _entries_per_row(X))
-            device = self._resolve_device()
-        dataset = SampledDataset(self._sampler(X, np.searchsorted(self.classes_, y), device))
 
-        def build(device: str):
-            return self._make_scorer(X.shape[1], log_prior), self._objective()
+    def _validate_fit_data(self, X, y, *, reset: bool, partial: bool, classes=None) -> _Labelled:
+        X, y = validate_data(
+            self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], reset=reset
+        )
+        _check_targets(y)
+        declared = self.classes if classes is None else classes
+        if reset and partial and declared is None:
+            raise ValueError(
+                "classes must be passed on the first call to partial_fit (every label "
+                "that any chunk may contain), e.g. partial_fit(X, y, classes=labels)."
+            )
+        return _Labelled(X, y, declared)
 
-        self._train_on_device(dataset, build, device, partial=partial)
+    def _start_fit(self, data: _Labelled, seeds) -> _Labelled:
+        labels, counts = np.unique(data.y, return_counts=True)
+        log_prior = self._start(labels, counts, data.declared, _entries_per_row(data.X))
+        return data._replace(log_prior=log_prior, n_examples=data.X.shape[0])
+
+    def _continue_fit(self, data: _Labelled) -> _Labelled:
+        self._check_known(data.y)
+        return data
+
+    def _make_dataset(self, data: _Labelled, device: str) -> SampledDataset:
+        return SampledDataset(
+            self._sampler(data.X, np.searchsorted(self.classes_, data.y), device)
+        )
+
+    def _make_module(self, data: _Labelled, seeds) -> LabelScorer:
+        return self._make_scorer(self.n_features_in_, data.log_prior)
+
+    @contextlib.contextmanager
+    def _training(self, data, device: str) -> Iterator[None]:
+        """The noise tables on ``device`` while training; between fits on the CPU.
+
+        So a pickled estimator holds no device tensors (it unpickles without a GPU).
+        """
+        self.noise_.to(device)
+        try:
+            yield
+        finally:
+            self.noise_.to("cpu")
+
+    def _validated_chunk(self, chunk, reset: bool):
+        if not (isinstance(chunk, tuple) and len(chunk) == 2):
+            raise TypeError(
+                "a stream fitted by ConditionalNCEClassifier yields (X_chunk, y_chunk) "
+                f"pairs; got a {type(chunk).__name__}."
+            )
+        X, y = validate_data(
+            self, *chunk, accept_sparse="csr", dtype=[np.float64, np.float32], reset=reset
+        )
+        _check_targets(y)
+        return X, y
+
+    def _scan_chunk(self, chunk, index: int, summary: dict, reset: bool) -> int:
+        """Validate a chunk; count its labels (``classes_``, the noise) and sparse entries."""
+        X, y = self._validated_chunk(chunk, reset)
+        labels = summary.get("labels", np.empty(0))
+        counts = summary.get("counts", np.empty(0, dtype=np.int64))
+        new, new_counts = np.unique(y, return_counts=True)
+        merged = np.union1d(labels, new) if labels.size else new
+        total = np.zeros(merged.shape[0], dtype=np.int64)
+        total[np.searchsorted(merged, labels)] += counts
+        total[np.searchsorted(merged, new)] += new_counts
+        summary["labels"], summary["counts"] = merged, total
+        summary.setdefault("entries", []).append(_entries_per_row(X))
+        summary["n_examples"] = summary.get("n_examples", 0) + X.shape[0]
+        return X.shape[0]
+
+    def _start_stream(self, chunks, summary: dict, seeds) -> _Labelled:
+        entries = summary["entries"]
+        sparse_stream = all(e is not None for e in entries)
+        log_prior = self._start(
+            summary["labels"],
+            summary["counts"],
+            self.classes,
+            max(entries) if sparse_stream else None,
+        )
+        return _Labelled(None, None, self.classes, log_prior, summary["n_examples"])
+
+    def _continue_stream(self, chunks, summary: dict) -> None:
+        self._check_known(summary["labels"])
+
+    def _chunk_dataset(self, chunk, device: str) -> SampledDataset:
+        X, y = self._validated_chunk(chunk, reset=False)
+        self._check_known(y)
+        return SampledDataset(self._sampler(X, np.searchsorted(self.classes_, y), device))
 
     def _start(
         self, labels: np.ndarray, counts: np.ndarray, declared, entries: float | None
@@ -652,6 +743,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         return self.n_negatives
 
     def _batch_size(self) -> int:
+        """The batch size of this fit: the network's when it continues, else resolved."""
         if self._continues(False):
             return self.net_.batch_size
         if self.batch_size == "auto":
@@ -688,49 +780,6 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             return self._sparse_optimizer()
         return self.optimizer
 
-    def _train_on_device(self, dataset, build, device: str, partial: bool = False) -> None:
-        """Train with the noise tables on ``device``; between fits they stay on the CPU.
-
-        So a pickled estimator holds no device tensors (it unpickles without a GPU).
-        """
-        self.noise_.to(device)
-        max_epochs = self._epochs(dataset)
-        extra = [] if partial else self._lr_decay(dataset, max_epochs)
-        try:
-            self._train(
-                dataset,
-                build,
-                partial=partial,
-                max_epochs=max_epochs,
-                batch_size=self._batch_size(),
-                extra_callbacks=extra,
-            )
-        finally:
-            self.noise_.to("cpu")
-
-    def _epochs(self, dataset) -> int:
-        """``max_epochs`` of a fit on ``dataset``, with ``"auto"`` resolved.
-
-        ``"auto"``: about ``_TARGET_STEPS`` gradient steps over the training examples
-        (those not held out for early stopping), in ``_EPOCH_RANGE``; in fastText's
-        regime about ``_BAG_EXAMPLES`` example updates, in ``_BAG_EPOCH_RANGE``.
-        """
-        if not isinstance(self.max_epochs, str):
-            return self.max_epochs
-        n = self._n_train(dataset)
-        if self.bag_sgd_:
-            return int(np.clip(round(_BAG_EXAMPLES / max(n, 1)), *_BAG_EPOCH_RANGE))
-        return auto_epochs(n, self._batch_size(), _TARGET_STEPS, _EPOCH_RANGE)
-
-    def _n_train(self, dataset) -> int:
-        """Training examples of an epoch on ``dataset`` (those not held out)."""
-        n = len(dataset)
-        if self.early_stopping:
-            held_out = getattr(dataset, "n_held_out", None)
-            fraction = self.validation_fraction
-            n -= held_out(fraction) if held_out else math.ceil(fraction * n)
-        return n
-
     def _sampler(self, X, y_enc: np.ndarray, device: str) -> LabelSampler:
         return LabelSampler(
             as_csr_or_dense(X),
@@ -743,66 +792,6 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             shared=self.shared_negatives,
         )
 
-    def _fit_chunks(self, chunks) -> None:
-        """Fit on a stream of ``(X, y)`` chunks, one chunk in memory at a time.
-
-        A first pass validates every chunk and counts the labels (for ``classes_``
-        and the unigram noise); each epoch then reads the chunks again.
-        """
-        continues = self._continues(False)
-        self._check_training_params()
-        self._check_hidden()
-        self._check_hidden("input_bias_layer_sizes")
-        labels, counts = np.empty(0), np.empty(0, dtype=np.int64)
-        entries = []  # stored entries per row of each chunk (None: a dense chunk)
-
-        def validated(chunk, reset: bool):
-            if not (isinstance(chunk, tuple) and len(chunk) == 2):
-                raise TypeError(
-                    "a stream fitted by ConditionalNCEClassifier yields (X_chunk, y_chunk) "
-                    f"pairs; got a {type(chunk).__name__}."
-                )
-            X, y = validate_data(
-                self, *chunk, accept_sparse="csr", dtype=[np.float64, np.float32], reset=reset
-            )
-            _check_targets(y)
-            return X, y
-
-        def check(chunk, index: int) -> int:
-            nonlocal labels, counts
-            X, y = validated(chunk, reset=index == 0 and not continues)
-            new, new_counts = np.unique(y, return_counts=True)
-            merged = np.union1d(labels, new) if labels.size else new
-            total = np.zeros(merged.shape[0], dtype=np.int64)
-            total[np.searchsorted(merged, labels)] += counts
-            total[np.searchsorted(merged, new)] += new_counts
-            labels, counts = merged, total
-            entries.append(_entries_per_row(X))
-            return X.shape[0]
-
-        sizes = scan_chunks(chunks, check)
-        log_prior = None
-        if continues:
-            self._check_known(labels)
-            device = self.net_.device
-        else:
-            sparse_stream = all(e is not None for e in entries)
-            log_prior = self._start(
-                labels, counts, self.classes, max(entries) if sparse_stream else None
-            )
-            device = self._resolve_device()
-
-        def make_dataset(chunk, index: int) -> SampledDataset:
-            X, y = validated(chunk, reset=False)
-            self._check_known(y)
-            return SampledDataset(self._sampler(X, np.searchsorted(self.classes_, y), device))
-
-        def build(device: str):
-            return self._make_scorer(self.n_features_in_, log_prior), self._objective()
-
-        self._train_on_device(ChunkedDataset(chunks, make_dataset, sizes), build, device)
-
-    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None) -> ConditionalNCEClassifier:
         """Fit the model by NCE (or the full softmax for ``objective="mle"``).
 
@@ -824,19 +813,8 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         self : ConditionalNCEClassifier
             The fitted estimator.
         """
-        with self._fitting():
-            if is_chunk_stream(X):
-                if y is not None:
-                    raise ValueError(
-                        "X is a stream of (X_chunk, y_chunk) pairs, which carries the labels; "
-                        "y must be None."
-                    )
-                self._fit_chunks(X)
-            else:
-                self._fit(X, y, partial=False)
-        return self
+        return super().fit(X, y)
 
-    @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None) -> ConditionalNCEClassifier:
         """One pass of training over a chunk, continuing the fitted network.
 
@@ -861,9 +839,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         self : ConditionalNCEClassifier
             The fitted estimator.
         """
-        with self._fitting():
-            self._fit(X, y, partial=True, classes=classes)
-        return self
+        return super().partial_fit(X, y, classes=classes)
 
     # --- inference ------------------------------------------------------------------
     def _validated(self, X):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from numbers import Integral, Real
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -12,9 +13,10 @@ from sklearn.base import RegressorMixin
 from sklearn.metrics import r2_score
 from sklearn.preprocessing import StandardScaler
 
-from sknce._base import ENCODER_CONSTRAINT, BaseNCE, auto_epochs, common_params
-from sknce._compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
+from sknce._base import ENCODER_CONSTRAINT, BaseNCE, common_params
+from sknce._compat import Interval, StrOptions, check_is_fitted, validate_data
 from sknce._data import SampledDataset, as_csr_or_dense, rows_to_tensor
+from sknce._random import Seeds
 from sknce.conditional._density import GridDensity
 from sknce.conditional._linear_base import LinearBase
 from sknce.conditional._sampler import TargetSampler
@@ -24,6 +26,14 @@ from sknce.nn import MLP, TargetEnergy
 from sknce.noise import GaussianMixtureNoise
 
 __all__ = ["ConditionalNCERegressor"]
+
+
+class _Examples(NamedTuple):
+    """A fit's inputs (standardised once the fit has started) and targets."""
+
+    X: object
+    y: np.ndarray
+
 
 #: Gradient steps that refine the grid's argmax for ``predict_method="mode"``.
 _REFINE_STEPS = 25
@@ -361,8 +371,11 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
         tags.input_tags.sparse = True
         return tags
 
-    def _fit(self, X, y, partial: bool) -> None:
-        continues = self._continues(partial)
+    # --- the hooks of the fit skeleton --------------------------------------------------
+    _target_steps = _TARGET_STEPS
+    _batch_divisor = _BATCH_DIVISOR
+
+    def _validate_fit_data(self, X, y, *, reset: bool, partial: bool) -> _Examples:
         _check_target(y)
         X, y = validate_data(
             self,
@@ -371,48 +384,41 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
             accept_sparse="csr",
             dtype=[np.float64, np.float32],
             y_numeric=True,
-            reset=not continues,
+            reset=reset,
         )
-        self._check_training_params()
-        hidden, embedding_dim = self._sizes(X.shape[0])
-        y = np.asarray(y, dtype=np.float64)
-        seeds = None
-        if continues:
-            X = self._standardised(X)
-        else:
-            seeds = self._new_seeds()
-            X = self._prepare(X, y, seeds)
-        z = self._fitted_residuals(X, self._standardise(y))
-        batch_size, max_epochs = self._schedule(X.shape[0], partial, continues)
+        self._sizes(X.shape[0])  # checks hidden_layer_sizes
+        return _Examples(X, np.asarray(y, dtype=np.float64))
+
+    def _start_fit(self, data: _Examples, seeds: Seeds) -> _Examples:
+        return _Examples(self._prepare(data.X, data.y, seeds), data.y)
+
+    def _continue_fit(self, data: _Examples) -> _Examples:
+        return _Examples(self._standardised(data.X), data.y)
+
+    def _make_dataset(self, data: _Examples, device: str) -> SampledDataset:
+        z = self._fitted_residuals(data.X, self._standardise(data.y))
         noise = GaussianMixtureNoise(np.atleast_1d(np.asarray(self.noise_scales, float)))
-        device = self.net_.device if continues else self._resolve_device()
         sampler = TargetSampler(
-            as_csr_or_dense(X),
+            as_csr_or_dense(data.X),
             torch.as_tensor(z, dtype=torch.float32),
             noise,
             self.n_negatives,
             device,
         )
+        return SampledDataset(sampler)
+
+    def _make_module(self, data: _Examples, seeds: Seeds) -> TargetEnergy:
+        n_samples, n_features = data.X.shape
+        hidden, embedding_dim = self._sizes(n_samples)
+        encoder, width = self._make_encoder(
+            n_features, lambda: MLP(n_features, hidden, embedding_dim)
+        )
         base_df = None if self.base_ is None else self.base_.df_
         support = None if self.base_ is None else self.grid_range_
+        return TargetEnergy(encoder, width, embedding_dim, base_df, support)
 
-        def build(device: str):
-            def default() -> MLP:
-                return MLP(X.shape[1], hidden, embedding_dim)
-
-            encoder, width = self._make_encoder(X.shape[1], default)
-            objective = RankingNCELoss() if self.objective == "ranking" else BinaryNCELoss()
-            energy = TargetEnergy(encoder, width, embedding_dim, base_df, support)
-            return energy, objective
-
-        self._train(
-            SampledDataset(sampler),
-            build,
-            partial=partial,
-            seeds=seeds,
-            max_epochs=max_epochs,
-            batch_size=batch_size,
-        )
+    def _make_objective(self) -> RankingNCELoss | BinaryNCELoss:
+        return RankingNCELoss() if self.objective == "ranking" else BinaryNCELoss()
 
     def _prepare(self, X, y: np.ndarray, seeds):
         """Fit the input scaling, the target's standardisation, the base and the grid.
@@ -453,16 +459,6 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
         embedding_dim = max(width // 2, 16) if self.embedding_dim == "auto" else self.embedding_dim
         return hidden, embedding_dim
 
-    def _schedule(self, n_samples: int, partial: bool, continues: bool) -> tuple[int, int]:
-        """Batch size and epochs of a fit on ``n_samples`` examples (``"auto"`` resolved)."""
-        batch_size = self._fit_batch_size(n_samples, continues, _BATCH_DIVISOR)
-        max_epochs = self.max_epochs
-        if max_epochs == "auto":
-            validated = self.early_stopping and not partial
-            n_train = n_samples - math.ceil(self.validation_fraction * n_samples) * validated
-            max_epochs = auto_epochs(n_train, batch_size, _TARGET_STEPS, (5, 200))
-        return batch_size, max_epochs
-
     def _early_stopping(self) -> LikelihoodStopping:
         # A base density is a sound start, to be left on evidence; a random one is not.
         level = None if self.base is None else _LEAVE_BASE_LEVEL
@@ -493,7 +489,6 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
             return np.zeros(X.shape[0]), np.ones(X.shape[0])
         return self.base_.loc_scale(X, fitted=fitted)
 
-    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y) -> ConditionalNCERegressor:
         """Fit the base density, then the energy by NCE against noise around ``y``.
 
@@ -509,11 +504,8 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
         self : ConditionalNCERegressor
             The fitted estimator.
         """
-        with self._fitting():
-            self._fit(X, y, partial=False)
-        return self
+        return super().fit(X, y)
 
-    @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y) -> ConditionalNCERegressor:
         """One pass of training over a chunk, continuing the fitted network.
 
@@ -535,9 +527,7 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
         self : ConditionalNCERegressor
             The fitted estimator.
         """
-        with self._fitting():
-            self._fit(X, y, partial=True)
-        return self
+        return super().partial_fit(X, y)
 
     # --- inference ------------------------------------------------------------------
     def _inputs(self, X):

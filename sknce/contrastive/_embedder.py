@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 from numbers import Integral, Real
+from typing import NamedTuple
 
 import numpy as np
 import torch
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
-from sknce._base import ENCODER_CONSTRAINT, BaseNCE, auto_epochs, common_params
-from sknce._compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
+from sknce._base import ENCODER_CONSTRAINT, BaseNCE, common_params
+from sknce._compat import Interval, StrOptions, check_is_fitted, validate_data
 from sknce._data import as_csr_or_dense, rows_to_tensor
 from sknce._random import Seeds
 from sknce.contrastive._sampler import LatentClassDataset, LatentClassSampler, encode_groups
@@ -29,6 +31,16 @@ from sknce.nn import MLP, LatentClassScorer, LinearSkipEncoder, SphereEncoder
 from sknce.nn._contrastive import OffsetEncoder
 
 __all__ = ["LatentClassNCEEmbedder"]
+
+
+class _Points(NamedTuple):
+    """A fit's points, their group codes and groups, and (new fit) the built-in encoder."""
+
+    X: object
+    codes: np.ndarray
+    groups: np.ndarray
+    default_encoder: Callable[[], torch.nn.Module] | None = None
+
 
 #: Widest representation ``n_components="auto"`` gives.
 _MAX_COMPONENTS = 128
@@ -377,7 +389,7 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
                 f"{n_single} class(es) of y have a single member and cannot give positive "
                 "pairs; their points serve as negatives only.",
                 UserWarning,
-                stacklevel=5,
+                stacklevel=7,  # the caller of ``fit``
             )
         return as_csr_or_dense(X), codes, groups
 
@@ -405,20 +417,6 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
             X, codes, self.n_negatives, self.negatives, self.exclude_collisions, device
         )
 
-    def _schedule(self, n_anchors: int, continues: bool, validated: bool) -> tuple[int, int]:
-        """Batch size and epochs of a fit on ``n_anchors`` anchors.
-
-        ``batch_size="auto"``: ``clip(n_anchors // 8, 16, 256)``; a continued fit
-        keeps its network's. ``max_epochs="auto"``: about 1000 gradient steps at
-        most, ``clip(round(1000 / steps_per_epoch), 10, 200)``.
-        """
-        batch_size = self._fit_batch_size(n_anchors, continues)
-        max_epochs = self.max_epochs
-        if max_epochs == "auto":
-            n_train = n_anchors - math.ceil(self.validation_fraction * n_anchors) * validated
-            max_epochs = auto_epochs(n_train, batch_size, _TARGET_STEPS, (10, 200))
-        return batch_size, max_epochs
-
     def _builtin_encoder(self, X, n_groups: int, seeds: Seeds):
         """A constructor of the built-in encoder, and its width."""
         hidden = self._check_hidden()
@@ -434,41 +432,41 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
             lambda: OffsetEncoder(LinearSkipEncoder(n_features, d, hidden, weight=weight), offset)
         ), d
 
-    # --- fitting ------------------------------------------------------------------------
-    def _fit(self, X, y, partial: bool) -> None:
-        continues = self._continues(partial)
-        self._check_training_params()
+    # --- the hooks of the fit skeleton --------------------------------------------------
+    _target_steps = _TARGET_STEPS
+    _epoch_range = (10, 200)
+
+    def _check_params(self) -> None:
         self._check_hidden()
-        X, codes, groups = self._validate(X, y, reset=not continues)
-        seeds = None
-        if not continues:
-            self.groups_ = groups
-            self._fit_scaling(X)
-            seeds = self._new_seeds()
-        X = self._scale(X)
-        device = self.net_.device if continues else self._resolve_device()
-        dataset = LatentClassDataset(self._sampler(X, codes, device))
-        validated = self.early_stopping and not partial
-        batch_size, max_epochs = self._schedule(len(dataset), continues, validated)
+
+    def _validate_fit_data(self, X, y, *, reset: bool, partial: bool) -> _Points:
+        return _Points(*self._validate(X, y, reset=reset))
+
+    def _start_fit(self, data: _Points, seeds: Seeds) -> _Points:
+        """The groups, the input scaling and (built-in encoder) the start of a new fit."""
+        self.groups_ = data.groups
+        self._fit_scaling(data.X)
+        X = self._scale(data.X)
         default = None
-        if not continues and self.encoder is None:
-            default, _ = self._builtin_encoder(X, len(groups), seeds)
+        if self.encoder is None:
+            default, _ = self._builtin_encoder(X, len(data.groups), seeds)
+        return _Points(X, data.codes, data.groups, default)
 
-        def build(device: str):
-            encoder, self.n_components_ = self._make_encoder(X.shape[1], default)
-            scorer = LatentClassScorer(SphereEncoder(encoder))
-            return scorer, KNegativeLoss(loss=self.loss, beta=self.beta)
+    def _continue_fit(self, data: _Points) -> _Points:
+        return _Points(self._scale(data.X), data.codes, data.groups)
 
-        self._train(
-            dataset,
-            build,
-            partial=partial,
-            seeds=seeds,
-            max_epochs=max_epochs,
-            batch_size=batch_size,
-        )
+    def _make_dataset(self, data: _Points, device: str) -> LatentClassDataset:
+        return LatentClassDataset(self._sampler(data.X, data.codes, device))
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    def _make_module(self, data: _Points, seeds: Seeds) -> LatentClassScorer:
+        encoder, width = self._make_encoder(data.X.shape[1], data.default_encoder)
+        scorer = LatentClassScorer(SphereEncoder(encoder))
+        scorer.n_components = width
+        return scorer
+
+    def _make_objective(self) -> KNegativeLoss:
+        return KNegativeLoss(loss=self.loss, beta=self.beta)
+
     def fit(self, X, y=None):
         """Fit the encoder on tuples of latent-class pairs and negatives.
 
@@ -485,11 +483,8 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         self
             The fitted embedder.
         """
-        with self._fitting():
-            self._fit(X, y, partial=False)
-        return self
+        return super().fit(X, y)
 
-    @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None):
         """One pass of training over a chunk of points, continuing the fitted network.
 
@@ -511,9 +506,7 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         self
             The embedder, trained one more epoch.
         """
-        with self._fitting():
-            self._fit(X, y, partial=True)
-        return self
+        return super().partial_fit(X, y)
 
     def transform(self, X):
         """Map points to unit vectors.

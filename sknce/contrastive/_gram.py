@@ -14,8 +14,8 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 
+from sknce._compat import Interval, StrOptions, validate_params
 from sknce.contrastive._validation import check_class_probs
 
 __all__ = ["nce_optimal_gram", "nearest_correlation"]

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from sknce._base import check_sortable_labels
 from sknce._data import Batch, SampledDataset, rows_to_tensor, to_device
+from sknce._validation import check_sortable_labels
 
 __all__ = ["LatentClassDataset", "LatentClassSampler", "encode_groups"]
 

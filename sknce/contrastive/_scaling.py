@@ -18,7 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.sparsefuncs import mean_variance_axis
 
-from sknce.documents._split import normalize_bags, smooth_idf
+from sknce._bags import normalize_bags, smooth_idf
 
 __all__ = ["SCALINGS", "fit_scaling", "resolve_scaling", "scale_input"]
 

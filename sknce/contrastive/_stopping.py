@@ -2,10 +2,10 @@
 
 A representation of latent classes is used by finding a point's nearest
 neighbours or by a linear model on top; the held-out NCE loss, an average over
-all pairs and negatives, is a poor guide to either. On grouped sentences it is
-lowest after about 15 epochs and then rises slowly, while the share of held-out
-points whose nearest training point is of their own class keeps rising for a
-hundred epochs. The embedder therefore stops on that share.
+all pairs and negatives, is a poor guide to either: it can bottom out early and
+rise while the share of held-out points whose nearest training point is of their
+own class keeps rising (the measurement is in benchmarks/README.md, "Figures moved
+out of the code"). The embedder therefore stops on that share.
 """
 
 from __future__ import annotations

@@ -7,9 +7,9 @@ from numbers import Real
 import numpy as np
 from scipy.optimize import minimize
 from scipy.special import log_softmax, softmax
-from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 from sklearn.utils.validation import check_array
 
+from sknce._compat import Interval, StrOptions, validate_params
 from sknce.contrastive._validation import check_class_probs
 
 __all__ = ["supervised_loss"]

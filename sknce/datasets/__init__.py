@@ -1,4 +1,5 @@
-"""Synthetic data generators that reproduce the papers' settings, and chunked data on disk."""
+"""Synthetic data generators that reproduce the papers' settings, chunked data on disk,
+and the real text of the examples."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ _GENERATORS = {
     "make_latent_classes": "sknce.datasets._latent",
     "NpzChunks": "sknce.datasets._chunks",
     "save_npz_chunks": "sknce.datasets._chunks",
+    "load_wiki_chunks": "sknce.datasets._wiki",
 }
 
 __all__ = list(_GENERATORS)

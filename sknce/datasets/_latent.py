@@ -6,7 +6,8 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils import Bunch, check_random_state
-from sklearn.utils._param_validation import Interval, validate_params
+
+from sknce._compat import Interval, validate_params
 
 __all__ = ["make_latent_classes"]
 

@@ -20,20 +20,18 @@ import scipy.sparse as sp
 import torch
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
-from sknce._base import ENCODER_CONSTRAINT, BaseNCE, auto_epochs, common_params
+from sknce._bags import BAGS, normalize_bags, smooth_idf
+from sknce._base import ENCODER_CONSTRAINT, BaseNCE, common_params
 from sknce._callbacks import ChanceAwareEarlyStopping
-from sknce._compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
+from sknce._compat import Interval, StrOptions, check_is_fitted, validate_data
 from sknce._data import (
-    ChunkedDataset,
     SampledDataset,
     csr_to_tensor,
-    is_chunk_stream,
-    scan_chunks,
 )
 from sknce._random import Seeds
 from sknce.documents._sampler import DocumentPairSampler
 from sknce.documents._spectral import spectral_projection
-from sknce.documents._split import BAGS, SPLITS, normalize_bags, smooth_idf, split_documents
+from sknce.documents._split import SPLITS, split_documents
 from sknce.losses import PairLogisticLoss
 from sknce.nn import MLP, BilinearScorer, LinearSkipEncoder, PairScorer, output_dim
 
@@ -48,7 +46,8 @@ _COUNTS_FIX = (
 _MAX_LOG_ODDS = 80.0
 
 #: Largest (documents x landmarks x hidden units) block built at once by the landmark
-#: transform: 1 MiB of float32, cache-sized (6x faster than 32 MiB blocks for M=1000, H=512).
+#: transform: 1 MiB of float32, cache-sized (see benchmarks/README.md, "Figures moved out
+#: of the code").
 _PAIR_BLOCK = 1 << 18
 
 #: Gradient steps that ``max_epochs="auto"`` aims at.
@@ -114,12 +113,6 @@ class _BaseDocumentNCE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNC
     _min_train_examples = 2
 
     # --- subclass hooks ---------------------------------------------------------
-    def _make_scorer(
-        self, n_features: int, X: sp.csr_matrix, seeds: Seeds
-    ) -> torch.nn.Module:  # pragma: no cover
-        """The scorer of a new fit; ``X`` are training documents (all, or the first chunk)."""
-        raise NotImplementedError
-
     def _prepare(self, X: sp.csr_matrix, rng: np.random.Generator) -> None:
         """Set fitted attributes that depend on the data (before training)."""
 
@@ -204,7 +197,7 @@ class _BaseDocumentNCE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNC
                 f"{n_short} document(s) with fewer than 2 tokens cannot be split into two "
                 f"halves; {action} skips them.",
                 UserWarning,
-                stacklevel=5,
+                stacklevel=7,  # the caller of ``fit``
             )
             X = X[keep]
         return X
@@ -216,124 +209,83 @@ class _BaseDocumentNCE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNC
         """The network's input for count rows (``bag``, with the fitted ``idf_``)."""
         return normalize_bags(X, self.bag, self.idf_)
 
-    def _schedule(self, n_documents: int, n_train: int, continues: bool) -> tuple[int, int]:
-        """Batch size and epochs of a fit on ``n_documents`` (``n_train`` trained on).
+    # --- the hooks of the fit skeleton --------------------------------------------
+    _fits_streams = True
+    _target_steps = _TARGET_STEPS
 
-        ``batch_size="auto"``: ``clip(n_documents // 8, 16, 256)``; a continued fit
-        keeps its network's. ``max_epochs="auto"``: about 400 gradient steps,
-        ``clip(round(400 / steps_per_epoch), 5, 200)``.
-        """
-        batch_size = self._fit_batch_size(n_documents, continues)
-        max_epochs = self.max_epochs
-        if max_epochs == "auto":
-            max_epochs = auto_epochs(n_train, batch_size, _TARGET_STEPS, (5, 200))
-        return batch_size, max_epochs
-
-    def _fit(self, X, partial: bool) -> None:
-        continues = self._continues(partial)
-        X = self._validate_counts(X, reset=not continues, integer=True)
-        X = self._usable(_as_csr(X), "partial_fit" if partial else "fit")
-        self._check_training_params()
+    def _check_params(self) -> None:
         self._check_hidden()
-        seeds = None
-        if not continues:
-            seeds = self._new_seeds()
-            self.idf_ = smooth_idf(X)
-            self._prepare(X, seeds.numpy("prepare"))
-        device = self.net_.device if continues else self._resolve_device()
-        n = X.shape[0]
-        validated = self.early_stopping and not partial
-        n_train = n - math.ceil(self.validation_fraction * n) if validated else n
-        batch_size, max_epochs = self._schedule(n, n_train, continues)
 
-        def build(device: str):
-            return self._make_scorer(X.shape[1], X, seeds), PairLogisticLoss()
+    def _validate_fit_data(self, X, y, *, reset: bool, partial: bool) -> sp.csr_matrix:
+        X = self._validate_counts(X, reset=reset, integer=True)
+        return self._usable(_as_csr(X), "partial_fit" if partial else "fit")
 
-        dataset = SampledDataset(self._sampler(X, device))
-        with self._output_fit(X if self._output_statistics else None):
-            self._train(
-                dataset,
-                build,
-                partial=partial,
-                seeds=seeds,
-                max_epochs=max_epochs,
-                batch_size=batch_size,
+    def _start_fit(self, data: sp.csr_matrix, seeds: Seeds) -> sp.csr_matrix:
+        self.idf_ = smooth_idf(data)
+        self._prepare(data, seeds.numpy("prepare"))
+        return data
+
+    def _make_dataset(self, data: sp.csr_matrix, device: str) -> SampledDataset:
+        return SampledDataset(self._sampler(data, device))
+
+    def _make_objective(self) -> PairLogisticLoss:
+        return PairLogisticLoss()
+
+    def _training(self, data: sp.csr_matrix, device: str):
+        return self._output_fit(data if self._output_statistics else None)
+
+    def _scan_chunk(self, chunk, index: int, summary: dict, reset: bool) -> int:
+        X = self._validate_counts(chunk, reset=reset, integer=True)
+        usable = np.asarray(X.sum(axis=1)).ravel() >= 2
+        n_usable = int(usable.sum())
+        if n_usable < 2:
+            raise ValueError(
+                f"it has {n_usable} document(s) with 2 or more tokens; every chunk "
+                "needs at least 2 to draw negative pairs from. Merge small chunks."
             )
+        summary["n_short"] = summary.get("n_short", 0) + X.shape[0] - n_usable
+        summary["n_documents"] = summary.get("n_documents", 0) + n_usable
+        if reset or "document_frequency" in summary:  # a new fit counts the words' documents
+            counts = _as_csr(X)[usable]
+            df = np.bincount(counts.indices[counts.data > 0], minlength=X.shape[1])
+            summary["document_frequency"] = summary.get("document_frequency", 0) + df
+        return n_usable
 
-    def _fit_chunks(self, chunks) -> None:
-        """Fit on a stream of chunks of documents, one chunk in memory at a time."""
-        continues = self._continues(False)
-        self._check_training_params()
-        self._check_hidden()
-        n_short = 0
-        document_frequency = None  # of the words, over the usable documents of the stream
+    def _first_chunk(self, chunks) -> sp.csr_matrix:
+        """The usable documents of the stream's first chunk."""
+        first = chunks[0] if isinstance(chunks, Sequence) else next(iter(chunks))
+        return self._chunk_documents(first)
 
-        def check(chunk, index: int) -> int:
-            nonlocal n_short, document_frequency
-            X = self._validate_counts(chunk, reset=index == 0 and not continues, integer=True)
-            usable = np.asarray(X.sum(axis=1)).ravel() >= 2
-            n_usable = int(usable.sum())
-            if n_usable < 2:
-                raise ValueError(
-                    f"it has {n_usable} document(s) with 2 or more tokens; every chunk "
-                    "needs at least 2 to draw negative pairs from. Merge small chunks."
-                )
-            n_short += X.shape[0] - n_usable
-            if not continues:
-                counts = _as_csr(X)[usable]
-                df = np.bincount(counts.indices[counts.data > 0], minlength=X.shape[1])
-                document_frequency = df if document_frequency is None else document_frequency + df
-            return n_usable
+    def _start_stream(self, chunks, summary: dict, seeds: Seeds) -> sp.csr_matrix:
+        """``idf_`` of every chunk; the landmarks, the start and the output statistics
+        of the first."""
+        self._warn_short(summary)
+        n_documents, df = summary["n_documents"], summary["document_frequency"]
+        self.idf_ = np.log((1.0 + n_documents) / (1.0 + df)) + 1.0
+        first = self._first_chunk(chunks)
+        self._prepare(first, seeds.numpy("prepare"))
+        return first
 
-        sizes = scan_chunks(chunks, check)
-        if n_short:
+    def _continue_stream(self, chunks, summary: dict) -> sp.csr_matrix | None:
+        self._warn_short(summary)
+        return self._first_chunk(chunks) if self._output_statistics else None
+
+    def _warn_short(self, summary: dict) -> None:
+        if summary.get("n_short"):
             warnings.warn(
-                f"{n_short} document(s) of the stream with fewer than 2 tokens cannot be "
-                "split into two halves; fit skips them.",
+                f"{summary['n_short']} document(s) of the stream with fewer than 2 tokens "
+                "cannot be split into two halves; fit skips them.",
                 UserWarning,
-                stacklevel=4,
-            )
-        device = self.net_.device if continues else self._resolve_device()
-
-        def make_dataset(chunk, index: int) -> SampledDataset:
-            X = _as_csr(self._validate_counts(chunk, reset=False, integer=True))
-            X = X[np.asarray(X.sum(axis=1)).ravel() >= 2]
-            return SampledDataset(self._sampler(X, device))
-
-        seeds = None
-        n_documents = int(np.sum(sizes))
-        if not continues:
-            seeds = self._new_seeds()
-            self.idf_ = np.log((1.0 + n_documents) / (1.0 + document_frequency)) + 1.0
-        # The first chunk gives the landmarks, the initialisation and the output statistics.
-        first = None
-        if not continues or self._output_statistics:
-            first = chunks[0] if isinstance(chunks, Sequence) else next(iter(chunks))
-            first = make_dataset(first, 0).sampler.X
-        if not continues:
-            self._prepare(first, seeds.numpy("prepare"))
-        validated = self.early_stopping and len(sizes) > 1
-        n_train = n_documents - (sizes[-1] if validated else 0)
-        batch_size, max_epochs = self._schedule(n_documents, n_train, continues)
-        initial = {} if continues else {"X": first}
-
-        def build(device: str):
-            # The chunk is released once the network is built.
-            return self._make_scorer(self.n_features_in_, initial.pop("X"), seeds), (
-                PairLogisticLoss()
+                stacklevel=7,  # the caller of ``fit``
             )
 
-        with self._output_fit(first if self._output_statistics else None):
-            del first
-            self._train(
-                ChunkedDataset(chunks, make_dataset, sizes),
-                build,
-                seeds=seeds,
-                max_epochs=max_epochs,
-                batch_size=batch_size,
-            )
+    def _chunk_documents(self, chunk) -> sp.csr_matrix:
+        X = _as_csr(self._validate_counts(chunk, reset=False, integer=True))
+        return X[np.asarray(X.sum(axis=1)).ravel() >= 2]
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    def _chunk_dataset(self, chunk, device: str) -> SampledDataset:
+        return SampledDataset(self._sampler(self._chunk_documents(chunk), device))
+
     def fit(self, X, y=None):
         """Fit the contrastive model on unlabeled documents, in memory or streamed in chunks.
 
@@ -357,14 +309,8 @@ class _BaseDocumentNCE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNC
         self
             The fitted embedder.
         """
-        with self._fitting():
-            if is_chunk_stream(X):
-                self._fit_chunks(X)
-            else:
-                self._fit(X, partial=False)
-        return self
+        return super().fit(X, y)
 
-    @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None):
         """One pass of training over a chunk of documents, continuing the fitted network.
 
@@ -385,9 +331,7 @@ class _BaseDocumentNCE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNC
         -------
         self
         """
-        with self._fitting():
-            self._fit(X, partial=True)
-        return self
+        return super().partial_fit(X, y)
 
     @property
     def _scorer(self):
@@ -740,15 +684,17 @@ class LandmarkNCEEmbedder(_BaseDocumentNCE):
     def _spectral_start(self) -> bool:
         return self.scorer == "bilinear" and self.init == "spectral"
 
-    def _make_scorer(self, n_features: int, X: sp.csr_matrix, seeds: Seeds) -> torch.nn.Module:
+    def _make_module(self, X: sp.csr_matrix, seeds: Seeds) -> torch.nn.Module:
+        """The scorer of a new fit; ``X`` are training documents (all, or the first chunk)."""
+        n_features = self.n_features_in_
         if self.scorer == "pair":
-            self.__dict__.pop("n_components_", None)  # of an earlier bilinear fit
             return PairScorer(
                 n_features, tuple(self.hidden_layer_sizes), sparse_grad=self.sparse_embeddings
             )
         f1 = self._builtin_encoder(n_features, X, seeds)()
-        self.n_components_ = output_dim(f1, n_features)
-        return BilinearScorer(f1)
+        scorer = BilinearScorer(f1)
+        scorer.n_components = output_dim(f1, n_features)
+        return scorer
 
     def _prepare(self, X: sp.csr_matrix, rng: np.random.Generator) -> None:
         if isinstance(self.landmarks, str) and self.landmarks == "documents":
@@ -1129,19 +1075,23 @@ class DirectNCEEmbedder(_BaseDocumentNCE):
     def _spectral_start(self) -> bool:
         return self.encoder is None and self.init == "spectral"
 
-    def _make_scorer(self, n_features: int, X: sp.csr_matrix, seeds: Seeds) -> torch.nn.Module:
+    def _make_module(self, X: sp.csr_matrix, seeds: Seeds) -> torch.nn.Module:
+        """The scorer of a new fit; ``X`` are training documents (all, or the first chunk)."""
+        n_features = self.n_features_in_
         default = None if self.encoder is not None else self._builtin_encoder(n_features, X, seeds)
-        f1, self.n_components_ = self._make_encoder(n_features, default)
+        f1, width = self._make_encoder(n_features, default)
         tied = self.encoder is None if self.tied == "auto" else bool(self.tied)
-        if tied:
-            return BilinearScorer(f1)
-        f2, _ = self._make_encoder(n_features, default)
-        if self.encoder is not None and not isinstance(self.encoder, type):
-            # Two copies of one instance: start f2 elsewhere than f1.
-            for layer in f2.modules():
-                if hasattr(layer, "reset_parameters"):
-                    layer.reset_parameters()
-        return BilinearScorer(f1, f2)
+        f2 = None
+        if not tied:
+            f2, _ = self._make_encoder(n_features, default)
+            if self.encoder is not None and not isinstance(self.encoder, type):
+                # Two copies of one instance: start f2 elsewhere than f1.
+                for layer in f2.modules():
+                    if hasattr(layer, "reset_parameters"):
+                        layer.reset_parameters()
+        scorer = BilinearScorer(f1, f2)
+        scorer.n_components = width
+        return scorer
 
     @property
     def _n_features_out(self) -> int:

@@ -10,8 +10,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from sknce._bags import normalize_bags
 from sknce._data import Batch, csr_to_tensor, to_device
-from sknce.documents._split import normalize_bags, split_documents
+from sknce.documents._split import split_documents
 
 __all__ = ["DocumentPairSampler"]
 

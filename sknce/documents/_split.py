@@ -10,28 +10,18 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.preprocessing import normalize
+
+from sknce._bags import BAGS, normalize_bags, smooth_idf
+from sknce._bags import canonical as _canonical
 
 __all__ = ["BAGS", "SPLITS", "normalize_bags", "smooth_idf", "split_documents"]
 
 #: The splitting strategies of Tosh et al. (2021), Sections 6.2 and 7.2.
 SPLITS = ("both", "partition", "resample", "word")
 
-#: Representations of a bag of words fed to the networks.
-BAGS = ("log1p-idf", "tf", "log1p", "counts")
-
 #: Most tokens split in one call: a block of documents is expanded into its tokens, and
 #: counts this large are not word counts (a corpus of 10^9 tokens is split batch by batch).
 _MAX_TOKENS = 10**9
-
-
-def _canonical(X) -> sp.csr_matrix:
-    """``X`` as CSR with duplicate stored entries summed (a copy when they are present)."""
-    X = sp.csr_matrix(X)
-    if not X.has_canonical_format:
-        X = X.copy()
-        X.sum_duplicates()
-    return X
 
 
 def _tokens(X: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -146,64 +136,3 @@ def split_documents(
     first.eliminate_zeros()
     second.eliminate_zeros()
     return first, second
-
-
-def smooth_idf(X: sp.csr_matrix) -> np.ndarray:
-    """Smooth inverse document frequencies, as scikit-learn's ``TfidfTransformer`` computes them.
-
-    ``idf(w) = log((1 + n) / (1 + df(w))) + 1``, with ``n`` the number of documents
-    (rows) and ``df(w)`` the number of them that contain word ``w``.
-
-    Parameters
-    ----------
-    X : csr_matrix of shape (n_documents, n_words)
-        Counts (canonical CSR: one stored entry per word of a row).
-
-    Returns
-    -------
-    ndarray of shape (n_words,), float64
-    """
-    X = _canonical(X)
-    df = np.bincount(X.indices[X.data > 0], minlength=X.shape[1])
-    return np.log((1.0 + X.shape[0]) / (1.0 + df)) + 1.0
-
-
-def normalize_bags(X: sp.csr_matrix, bag: str, idf: np.ndarray | None = None) -> sp.csr_matrix:
-    """The representation of bags of words fed to the networks.
-
-    Parameters
-    ----------
-    X : csr_matrix of shape (n_documents, n_words)
-        Counts.
-    bag : {"log1p-idf", "tf", "log1p", "counts"}
-        ``"log1p-idf"``: ``log(1 + count) * idf``, each row scaled to unit Euclidean
-        norm (an empty row stays zero); ``"tf"``: term frequencies (each row divided
-        by its sum; an empty row stays zero); ``"log1p"``: ``log(1 + count)``;
-        ``"counts"``: raw counts.
-    idf : ndarray of shape (n_words,) or None, default=None
-        Inverse document frequencies (:func:`smooth_idf`); needed by ``"log1p-idf"``.
-
-    Returns
-    -------
-    csr_matrix of float32
-    """
-    X = sp.csr_matrix(X, dtype=np.float32, copy=True)
-    X.sum_duplicates()  # log1p of a word's summed count, not of each stored part
-    if bag == "tf":
-        sums = np.asarray(X.sum(axis=1)).ravel()
-        scale = np.divide(1.0, sums, out=np.zeros_like(sums), where=sums > 0)
-        X.data *= np.repeat(scale, np.diff(X.indptr)).astype(np.float32)
-    elif bag == "log1p":
-        np.log1p(X.data, out=X.data)
-    elif bag == "log1p-idf":
-        if idf is None or len(idf) != X.shape[1]:
-            raise ValueError(
-                f"bag='log1p-idf' needs the inverse document frequencies of the "
-                f"{X.shape[1]} words (idf of shape ({X.shape[1]},))."
-            )
-        np.log1p(X.data, out=X.data)
-        X.data *= np.asarray(idf, dtype=np.float32)[X.indices]
-        X = normalize(X, copy=False)
-    elif bag != "counts":
-        raise ValueError(f"bag must be one of {BAGS}, got {bag!r}.")
-    return X

@@ -65,8 +65,8 @@ class InputLinear(nn.Module):
         if not x.is_sparse:
             out = x @ self.weight
         elif self.sparse_grad or not torch.is_grad_enabled():
-            # embedding_bag is also the faster forward (1.3-1.5x in
-            # benchmarks/bench_documents_speed.py), so inference always takes it.
+            # embedding_bag is also the faster forward (bench_documents_speed.py; see
+            # benchmarks/README.md), so inference always takes it.
             out = self._embedding_bag(x)
         else:
             out = torch.sparse.mm(x, self.weight)

@@ -9,8 +9,11 @@ code. Both of word2vec's architectures are available (skip-gram and CBOW).
 
 from __future__ import annotations
 
+import contextlib
 import warnings
+from collections.abc import Callable, Iterator
 from numbers import Integral, Real
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -20,17 +23,39 @@ from skorch.callbacks import Callback, LRScheduler, ProgressBar
 
 from sknce._base import BaseNCE, common_params
 from sknce._callbacks import LinearDecay
-from sknce._compat import Interval, StrOptions, _fit_context, check_is_fitted
-from sknce._random import torch_generator
+from sknce._compat import Interval, StrOptions, check_is_fitted
 from sknce.losses import BinaryNCELoss, NegativeSamplingLoss
 from sknce.nn import ACESkipGram
 from sknce.noise import UnigramNoise
-from sknce.words._corpus import Vocabulary, check_restartable, iter_documents, token_error
-from sknce.words._net import ACEConfig, ACENet
+from sknce.words._corpus import Vocabulary, check_restartable
+from sknce.words._growth import grow_network
+from sknce.words._net import ACEConfig, ACEKernelStep, ACEMiner, ACENet, GeneratorSettings
 from sknce.words._sampler import CorpusDataset, WordSampler
 from sknce.words._vectors import WordVectors, resolve_init_vectors
+from sknce.words._weighting import encoded, fit_weighting, weighted_mean, word_weights
 
 __all__ = ["ACEWord2Vec"]
+
+
+class _Pretrained(NamedTuple):
+    """Vocabulary rows found in ``init_vectors``, and their vectors."""
+
+    rows: np.ndarray
+    vectors: np.ndarray
+
+
+class _Corpus(NamedTuple):
+    """A fit's corpus, and what the fit's hooks derive from it."""
+
+    X: object
+    partial: bool
+    update_vocabulary: bool
+    vocab: Vocabulary | None = None
+    noise: UnigramNoise | None = None
+    n_documents: int | None = None
+    new: bool = False
+    pretrained: _Pretrained | None = None
+    undo: Callable[[], None] | None = None
 
 
 class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
@@ -306,7 +331,7 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
     ...                     adversarial=False, random_state=0).fit(docs)
     >>> model.transform([["cat", "unknown"], ["dog"]]).shape
     (2, 8)
-    >>> model.most_similar("purrs", topn=1)[0][0] in {"cat", "meows"}
+    >>> model.wv_.most_similar("purrs", topn=1)[0][0] in {"cat", "meows"}
     True
     """
 
@@ -438,14 +463,17 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
             adversarial=self.adversarial,
             adversarial_warmup=self.adversarial_warmup,
             schedule_epochs=schedule_epochs,
-            reward_temperature=self.reward_temperature,
-            reward_baseline=self.reward_baseline,
-            entropy_weight=self.entropy_weight,
-            mask_false_negatives=self.mask_false_negatives,
-            importance_weighting=self.importance_weighting,
-            max_importance_weight=self.max_importance_weight,
-            generator_lr=self.generator_lr,
         )
+
+    def _make_step(self) -> ACEKernelStep:
+        """word2vec's compiled SGD over ``n_jobs`` threads (where it applies, see the class)."""
+        return ACEKernelStep(effective_n_jobs(self.n_jobs))
+
+    def _make_miner(self) -> ACEMiner | None:
+        """The generator, with ``adversarial=True``."""
+        if not self.adversarial:
+            return None
+        return ACEMiner(self.generator_lr, GeneratorSettings.of(self))
 
     def _divergence_hint(self) -> str:
         hint = f"Lower lr (now {self.lr})"
@@ -473,8 +501,10 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
             list(self.vocabulary_), self.counts_, n_raw_tokens=0, n_documents=n_documents
         )
 
-    def _initialise_from(self, module: ACESkipGram, vocab: Vocabulary) -> int:
-        """Copy pretrained vectors into the input embeddings; return how many words."""
+    def _init_rows(self, vocab: Vocabulary) -> _Pretrained | None:
+        """The vocabulary rows found in ``init_vectors`` and their pretrained vectors."""
+        if self.init_vectors is None:
+            return None
         pretrained = resolve_init_vectors(self.init_vectors)
         if pretrained.vectors.shape[1] != self.n_components:
             raise ValueError(
@@ -488,14 +518,11 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
                 f"({len(pretrained)} words, e.g. {pretrained.words[:3]}): every vector "
                 "starts at random. Check that both use the same tokenisation and case.",
                 UserWarning,
-                stacklevel=4,
+                stacklevel=7,  # the caller of ``fit``
             )
-            return 0
+            return _Pretrained(np.empty(0, dtype=np.int64), pretrained.vectors[:0])
         ours, theirs = (np.asarray(r) for r in zip(*rows))
-        weight = module.discriminator.input_embeddings.weight
-        with torch.no_grad():
-            weight[torch.as_tensor(ours)] = torch.as_tensor(pretrained.vectors[theirs])
-        return len(rows)
+        return _Pretrained(ours, pretrained.vectors[theirs])
 
     def _init_width(self) -> float:
         """Half-width, times the dimension, of the uniform start of the word vectors.
@@ -530,74 +557,117 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
             shrink_windows=self.shrink_windows,
         )
 
-    def _uses_kernel(self, device) -> bool:
-        """The compiled kernels: on the CPU, with plain SGD and no optimizer options."""
-        return (
-            torch.device(device).type == "cpu"
-            and self.optimizer is torch.optim.SGD
-            and not self.optimizer_kwargs
+    # --- the hooks of the fit skeleton --------------------------------------------------
+    def _validate_fit_data(
+        self, X, y, *, reset: bool, partial: bool, update_vocabulary: bool = False
+    ) -> _Corpus:
+        """The corpus: restartable when read more than once (every fit but some passes)."""
+        if isinstance(X, (str, bytes)) or not partial:
+            check_restartable(X)  # (also the error for a single string)
+        elif reset or update_vocabulary or self.weighting != "mean":
+            check_restartable(X)
+        return _Corpus(X, partial, update_vocabulary)
+
+    def _start_fit(self, data: _Corpus, seeds) -> _Corpus:
+        """The vocabulary, the noise and the pretrained rows of a new fit."""
+        vocab = Vocabulary.build(data.X, **self._vocabulary_options())
+        noise = UnigramNoise(vocab.counts, self.ns_exponent)
+        pretrained = self._init_rows(vocab)
+        self.n_init_vectors_ = 0 if pretrained is None else len(pretrained.rows)
+        self._forget_vectors()  # a new network gets a new wv_
+        self._set_vocabulary(vocab, noise)
+        return data._replace(
+            vocab=vocab,
+            noise=noise,
+            n_documents=vocab.n_documents,
+            new=True,
+            pretrained=pretrained,
         )
 
-    def _train_pass(self, X, vocab, noise, device, *, partial: bool, n_documents) -> None:
-        """Train through the engine: ``max_epochs`` epochs, or one pass (``partial``)."""
-
-        def build(device: str):
-            module = ACESkipGram(
-                len(vocab),
-                self.n_components,
-                adversarial=self.adversarial,
-                generator_centre=self.generator_centre,
-            )
-            with torch.no_grad():  # SkipGram starts at word2vec's +-0.5/d
-                module.discriminator.input_embeddings.weight.mul_(2.0 * self._init_width())
-            self.n_init_vectors_ = (
-                0 if self.init_vectors is None else self._initialise_from(module, vocab)
-            )
-            self._set_vocabulary(vocab, noise, module)
-            if self.objective == "nce":
-                return module, BinaryNCELoss(learn_gamma=False)
-            return module, NegativeSamplingLoss()
-
+    def _continue_fit(self, data: _Corpus) -> _Corpus:
+        """The fitted vocabulary (grown with ``update_vocabulary``), the schedule's span."""
+        vocab, noise, undo = self._fitted_vocabulary(), self.noise_, None
+        n_documents = None
+        if not data.partial:
+            vocab = self._fitted_vocabulary(n_documents=sum(1 for _ in data.X))
+            n_documents = vocab.n_documents
+        elif data.update_vocabulary:
+            grown = vocab.updated(data.X, **self._vocabulary_options())
+            n_documents = grown.n_documents
+            if not np.array_equal(grown.counts[: len(vocab)], vocab.counts) or len(grown) > len(
+                vocab
+            ):
+                noise = UnigramNoise(grown.counts, self.ns_exponent).to(self.net_.device)
+                undo = grow_network(
+                    self.net_, len(grown), self.n_components, self._init_width(), noise
+                )
+            vocab = grown
         # partial_fit's n-th pass takes the rate (and warm-up) of fit's n-th epoch: the
-        # schedule spans max_epochs passes. A fit or warm start spans the epochs already
+        # schedule spans max_epochs passes. A warm start spans the epochs already
         # trained plus its own max_epochs.
-        total = self.max_epochs if partial else None
+        total = self.max_epochs if data.partial else None
+        self.net_.config.schedule_epochs = total
+        for name, callback in self.net_.callbacks_:
+            if name == "lr_decay":
+                callback.total_epochs = total
+        self._set_vocabulary(vocab, noise)
+        self._sync_vectors()
+        return data._replace(vocab=vocab, noise=noise, n_documents=n_documents, undo=undo)
+
+    def _make_dataset(self, data: _Corpus, device: str) -> CorpusDataset:
+        data.noise.to(device)  # in place
+        sampler = self._sampler(data.vocab, data.noise, device)
+        return CorpusDataset(data.X, sampler, data.n_documents)
+
+    def _make_module(self, data: _Corpus, seeds) -> ACESkipGram:
+        module = ACESkipGram(
+            len(data.vocab),
+            self.n_components,
+            adversarial=self.adversarial,
+            generator_centre=self.generator_centre,
+        )
+        with torch.no_grad():  # SkipGram starts at word2vec's +-0.5/d
+            module.discriminator.input_embeddings.weight.mul_(2.0 * self._init_width())
+            if data.pretrained is not None and len(data.pretrained.rows):
+                weight = module.discriminator.input_embeddings.weight
+                weight[torch.as_tensor(data.pretrained.rows)] = torch.as_tensor(
+                    data.pretrained.vectors
+                )
+        return module
+
+    def _make_objective(self) -> BinaryNCELoss | NegativeSamplingLoss:
+        if self.objective == "nce":
+            return BinaryNCELoss(learn_gamma=False)
+        return NegativeSamplingLoss()
+
+    def _net_options(self, data: _Corpus) -> dict:
+        """ACENet with the noise, the warm-up schedule, the vectors' and the rate's callbacks."""
+        total = self.max_epochs if data.partial else None
         extra = [("vectors", _FreshVectors())]
         if self.min_lr_ratio < 1 and not self._user_lr_schedule():
-            schedule = LinearDecay(self.min_lr_ratio, self._expected_examples(vocab), total)
+            schedule = LinearDecay(self.min_lr_ratio, self._expected_examples(data.vocab), total)
             extra.append(("lr_decay", schedule))
-        if self._continues(partial):
-            self.net_.config.schedule_epochs = total
-            for name, callback in self.net_.callbacks_:
-                if name == "lr_decay":
-                    callback.total_epochs = total
-            self._set_vocabulary(vocab, noise, self.net_.module_)
-        self._train(
-            CorpusDataset(X, self._sampler(vocab, noise, device), n_documents),
-            build,
-            partial=partial,
-            net_class=ACENet,
-            extra_callbacks=extra,
-            noise=noise,
-            config=self._config(total),
-            kernel=self._uses_kernel(device),
-            n_jobs=effective_n_jobs(self.n_jobs),
-            prefetch=True,
-        )
-        self._set_vocabulary(vocab, noise, self.net_.module_)  # after early stopping's restore
+        return {
+            "net_class": ACENet,
+            "extra_callbacks": extra,
+            "noise": data.noise,
+            "config": self._config(total),
+            "prefetch": True,
+        }
 
-    def _fit(self, X) -> None:
-        check_restartable(X)
-        self._check_training_params()
-        if self._continues(False):
-            vocab = self._fitted_vocabulary(n_documents=sum(1 for _ in X))
-            noise, device = self.noise_, self.net_.device
-        else:
-            vocab = Vocabulary.build(X, **self._vocabulary_options())
-            device = self._resolve_device()
-            noise = UnigramNoise(vocab.counts, self.ns_exponent).to(device)
-        self._train_pass(X, vocab, noise, device, partial=False, n_documents=vocab.n_documents)
-        self._fit_weighting(X, reset=True)
+    @contextlib.contextmanager
+    def _training(self, data: _Corpus, device: str) -> Iterator[None]:
+        """A grown network shrinks back if the pass fails."""
+        try:
+            yield
+        except BaseException:
+            if data.undo is not None:
+                data.undo()
+            raise
+
+    def _after_fit(self, data: _Corpus) -> None:
+        self._sync_vectors()  # after early stopping's restore
+        fit_weighting(self, data.X, reset=data.new or not data.partial)
 
     def _user_lr_schedule(self) -> bool:
         """Whether ``callbacks`` hold a skorch ``LRScheduler`` (it replaces the decay)."""
@@ -608,40 +678,40 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
                 return True
         return False
 
-    def _set_vocabulary(self, vocab: Vocabulary, noise: UnigramNoise, module: ACESkipGram) -> None:
-        """The fitted vocabulary, and ``vectors_``/``wv_`` of the discriminator's weights.
-
-        A new network gets a new ``wv_``. A continued one keeps it when the words and
-        their counts are unchanged, so that a ``wv = model.wv_`` held across
-        ``partial_fit`` or a warm start stays the model's (as gensim's ``model.wv``).
-        """
+    def _set_vocabulary(self, vocab: Vocabulary, noise: UnigramNoise) -> None:
+        """The fitted vocabulary, its counts and the noise."""
         self.vocabulary_ = dict(vocab.index)
         self.counts_ = vocab.counts
         self.noise_ = noise
-        wv = getattr(self, "wv_", None)
-        if (
-            wv is not None
-            and getattr(self, "net_", None) is not None
-            and module is self.net_.module_
-            and wv.index_to_key == vocab.words
-            and np.array_equal(wv.expandos.get("count"), vocab.counts)
-        ):
-            self._sync_vectors()
-            return
+
+    def _forget_vectors(self) -> None:
+        """Drop ``vectors_`` and ``wv_``; a held ``wv_`` forgets its cached norms."""
+        wv = self.__dict__.pop("wv_", None)
         if wv is not None:
             wv._forget_norms()  # a held reference may still view the trained weights
-        self.vectors_, _ = _on_host(module.discriminator.input_embeddings.weight)
-        self.wv_ = WordVectors(vocab.words, self.vectors_, counts=vocab.counts)
+        self.__dict__.pop("vectors_", None)
 
     def _sync_vectors(self) -> None:
-        """Make ``vectors_`` and ``wv_`` those of the current weights.
+        """Make ``vectors_`` and ``wv_`` those of the current weights and vocabulary.
 
         On the CPU they view the weights, which training updates in place: only
         ``wv_``'s cached norms are dropped. From another device the weights are
-        copied into ``vectors_``.
+        copied into ``vectors_``. ``wv_`` is kept while the words and their counts
+        are unchanged, so that a ``wv = model.wv_`` held across ``partial_fit`` or a
+        warm start stays the model's (as gensim's ``model.wv``); otherwise a new one
+        views the weights.
         """
         host, is_view = _on_host(self.net_.module_.discriminator.input_embeddings.weight)
-        if is_view and np.may_share_memory(host, self.vectors_):
+        wv = getattr(self, "wv_", None)
+        if (
+            wv is None
+            or wv.index_to_key != list(self.vocabulary_)
+            or not np.array_equal(wv.expandos.get("count"), self.counts_)
+        ):
+            self._forget_vectors()
+            self.vectors_ = host
+            self.wv_ = WordVectors(list(self.vocabulary_), host, counts=self.counts_)
+        elif is_view and np.may_share_memory(host, self.vectors_):
             self.wv_._forget_norms()
         elif not is_view and host.shape == self.vectors_.shape:
             np.copyto(self.vectors_, host)
@@ -650,7 +720,6 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
             self.vectors_ = host
             self.wv_.vectors = host
 
-    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None) -> ACEWord2Vec:
         """Learn the vocabulary and the word vectors from a corpus.
 
@@ -681,11 +750,8 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
             If the corpus is empty, no word is kept in the vocabulary, or it yields
             no (centre, context) pair.
         """
-        with self._fitting():
-            self._fit(X)
-        return self
+        return super().fit(X, y)
 
-    @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None, update_vocabulary: bool = False) -> ACEWord2Vec:
         """One more pass of training over ``X``, optionally adding its new words.
 
@@ -727,161 +793,7 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         -------
         self : ACEWord2Vec
         """
-        with self._fitting():
-            self._partial_fit(X, update_vocabulary)
-        return self
-
-    def _partial_fit(self, X, update_vocabulary: bool) -> None:
-        if isinstance(X, (str, bytes)):
-            check_restartable(X)  # the error for a single string
-        self._check_training_params()
-        first = not hasattr(self, "net_")
-        if first or update_vocabulary or self.weighting != "mean":
-            check_restartable(X)
-        undo = None
-        if first:
-            vocab = Vocabulary.build(X, **self._vocabulary_options())
-            device = self._resolve_device()
-            noise = UnigramNoise(vocab.counts, self.ns_exponent).to(device)
-            n_documents = vocab.n_documents
-        else:
-            vocab, noise, device = self._fitted_vocabulary(), self.noise_, self.net_.device
-            n_documents = None
-            if update_vocabulary:
-                grown = vocab.updated(X, **self._vocabulary_options())
-                n_documents = grown.n_documents
-                if not np.array_equal(grown.counts[: len(vocab)], vocab.counts) or len(
-                    grown
-                ) > len(vocab):
-                    noise = UnigramNoise(grown.counts, self.ns_exponent).to(device)
-                    undo = self._grow_network(len(grown), noise)
-                vocab = grown
-        try:
-            self._train_pass(X, vocab, noise, device, partial=True, n_documents=n_documents)
-        except BaseException:
-            if undo is not None:
-                undo()
-            raise
-        self._fit_weighting(X, reset=first)
-
-    def _grow_network(self, n_words: int, noise: UnigramNoise):
-        """New rows for new words in every embedding; return the function that undoes it.
-
-        Input vectors of new words are drawn as at initialisation (uniform, see
-        :meth:`_init_width`; from the fit's ``"prepare"`` stream), output vectors are
-        zero; the optimizers are rebuilt with their state padded by zeros.
-        """
-        net = self.net_
-        module = net.module_
-        dim = self.n_components
-        generator = torch_generator(net.seeds.numpy("prepare", len(net.history)))
-        # (embedding, half-width of its new rows' uniform start)
-        embeddings = [(module.discriminator.input_embeddings, self._init_width() / dim)]
-        embeddings.append((module.discriminator.output_embeddings, 0.0))
-        if module.generator is not None:
-            if hasattr(module.generator, "input_embeddings"):
-                embeddings.append((module.generator.input_embeddings, 0.5 / dim))
-            embeddings.append((module.generator.output_embeddings, 0.0))
-        old_weights = [embedding.weight for embedding, _ in embeddings]
-        old_optimizers = {name: getattr(net, name) for name in _OPTIMIZERS if hasattr(net, name)}
-        old_noise = net.noise
-        renamed = {}
-        for embedding, width in embeddings:
-            weight = embedding.weight
-            extra = torch.zeros(n_words - weight.shape[0], dim)
-            if width:
-                extra.uniform_(-width, width, generator=generator)
-            grown = torch.cat([weight.detach(), extra.to(weight.device, weight.dtype)])
-            embedding.weight = torch.nn.Parameter(grown, requires_grad=weight.requires_grad)
-            embedding.num_embeddings = n_words
-            renamed[weight] = embedding.weight
-        net.initialize_optimizer()
-        for name, old in old_optimizers.items():
-            _carry_state(old, getattr(net, name), renamed)
-        net.set_noise(noise)
-
-        def undo() -> None:
-            for (embedding, _), weight in zip(embeddings, old_weights):
-                embedding.weight = weight
-                embedding.num_embeddings = weight.shape[0]
-            for name, old in old_optimizers.items():
-                setattr(net, name, old)
-            net.set_noise(old_noise)
-
-        return undo
-
-    # --- document weighting -----------------------------------------------------------
-    def _fit_weighting(self, X, reset: bool) -> None:
-        """The statistics of ``weighting``: idf (counts accumulate over partial fits) or
-        SIF's principal component, from one more pass over ``X``."""
-        if reset:
-            for name in ("idf_", "document_frequency_", "sif_component_"):
-                if hasattr(self, name):
-                    delattr(self, name)
-        if self.weighting == "tfidf":
-            n_words = len(self.vocabulary_)
-            frequency = np.zeros(n_words, dtype=np.int64)
-            n_documents = 0
-            for ids in self._encoded(X):
-                frequency[np.unique(ids)] += 1
-                n_documents += 1
-            if hasattr(self, "document_frequency_"):
-                previous = self.document_frequency_
-                frequency[: len(previous)] += previous
-                n_documents += self.n_documents_
-            self.document_frequency_, self.n_documents_ = frequency, n_documents
-            # smoothed as TfidfTransformer(smooth_idf=True)
-            self.idf_ = (np.log((1.0 + n_documents) / (1.0 + frequency)) + 1.0).astype(np.float32)
-        elif self.weighting == "sif":
-            weights = self._sif_weights()
-            moment = np.zeros((self.n_components, self.n_components), dtype=np.float64)
-            for ids in self._encoded(X):
-                if len(ids):
-                    vector = self._weighted_mean(ids, weights).astype(np.float64)
-                    moment += np.outer(vector, vector)
-            # the first (uncentred) principal component, as Arora et al.'s TruncatedSVD
-            component = np.linalg.eigh(moment)[1][:, -1]
-            self.sif_component_ = component.astype(np.float32)
-
-    def _encoded(self, X):
-        """The in-vocabulary rows of each document of ``X``."""
-        index = self.vocabulary_
-        for i, doc in enumerate(iter_documents(X, self.tokenizer)):
-            try:
-                yield np.fromiter((index[w] for w in doc if w in index), dtype=np.int64)
-            except TypeError:
-                raise token_error(doc, i) from None
-
-    def _word_weights(self) -> np.ndarray | None:
-        if self.weighting == "mean":
-            return None
-        if self.weighting == "tfidf":
-            self._check_weighting("idf_")
-            return self.idf_
-        self._check_weighting("sif_component_")
-        return self._sif_weights()
-
-    def _sif_weights(self) -> np.ndarray:
-        """SIF's :math:`a / (a + p(w))`, with :math:`p(w)` the word's corpus frequency."""
-        frequency = self.counts_ / self.counts_.sum()
-        return (self.sif_a / (self.sif_a + frequency)).astype(np.float32)
-
-    def _check_weighting(self, attribute: str) -> None:
-        if not hasattr(self, attribute):
-            raise ValueError(
-                f"weighting={self.weighting!r} needs {attribute}, which fit computes for "
-                "that weighting; it was fitted with another one. Fit again after "
-                "set_params(weighting=...)."
-            )
-
-    def _weighted_mean(self, ids: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
-        vectors = self.vectors_[ids]
-        if weights is None:
-            return vectors.mean(axis=0)
-        w = weights[ids]
-        if self.weighting == "tfidf":
-            return w @ vectors / w.sum()
-        return w @ vectors / len(ids)  # SIF: (1/|s|) sum a / (a + p(w)) v_w
+        return super().partial_fit(X, y, update_vocabulary=update_vocabulary)
 
     # --- inference --------------------------------------------------------------------
     def transform(self, X) -> np.ndarray:
@@ -910,10 +822,10 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         check_is_fitted(self)
         if isinstance(X, (str, bytes)):
             raise TypeError("X is a single string; pass an iterable of documents, e.g. [text].")
-        weights = self._word_weights()
+        weights = word_weights(self)
         zeros = np.zeros(self.n_components, dtype=np.float32)
         rows = [
-            self._weighted_mean(ids, weights) if len(ids) else zeros for ids in self._encoded(X)
+            weighted_mean(self, ids, weights) if len(ids) else zeros for ids in encoded(self, X)
         ]
         if not rows:
             return np.zeros((0, self.n_components), dtype=np.float32)
@@ -960,6 +872,17 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         sampler = self._sampler(self._fitted_vocabulary(), self.noise_, self.net_.device)
         return -self.net_.mean_loss(CorpusDataset(X, sampler, None), self._score_rng())
 
+    def _forwarded(self, name: str) -> None:
+        """Check the estimator is fitted; warn that ``name`` moved to ``wv_`` (gensim 4's)."""
+        check_is_fitted(self)
+        warnings.warn(
+            f"ACEWord2Vec.{name} is deprecated and will be removed in a future release; "
+            f"call model.wv_.{name}(...) instead (the trained vectors' object, as gensim 4's "
+            "model.wv).",
+            FutureWarning,
+            stacklevel=3,
+        )
+
     def most_similar(
         self,
         positive=None,
@@ -968,6 +891,9 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         restrict_vocab: int | None = None,
     ) -> list[tuple[str, float]] | np.ndarray:
         """The words most similar in cosine to a mean of words and vectors.
+
+        .. deprecated:: 0.2
+            Use ``wv_.most_similar``; this forwarder warns ``FutureWarning``.
 
         gensim's ``most_similar`` (see :meth:`WordVectors.most_similar`): analogies by
         ``most_similar(positive=["king", "woman"], negative=["man"])``.
@@ -992,13 +918,16 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         KeyError
             For a word not in the vocabulary.
         """
-        check_is_fitted(self)
+        self._forwarded("most_similar")
         return self.wv_.most_similar(
             positive=positive, negative=negative, topn=topn, restrict_vocab=restrict_vocab
         )
 
     def similarity(self, a: str, b: str) -> float:
         """Cosine similarity of two words' vectors.
+
+        .. deprecated:: 0.2
+            Use ``wv_.similarity``; this forwarder warns ``FutureWarning``.
 
         Parameters
         ----------
@@ -1014,11 +943,14 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         KeyError
             For a word not in the vocabulary.
         """
-        check_is_fitted(self)
+        self._forwarded("similarity")
         return self.wv_.similarity(a, b)
 
     def evaluate_word_pairs(self, pairs, **kwargs) -> tuple:
         """Pearson and Spearman correlation with human scores, and the OOV ratio.
+
+        .. deprecated:: 0.2
+            Use ``wv_.evaluate_word_pairs``; this forwarder warns ``FutureWarning``.
 
         gensim's ``KeyedVectors.evaluate_word_pairs`` semantics; see
         :meth:`WordVectors.evaluate_word_pairs` for ``pairs`` and the options.
@@ -1039,11 +971,14 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         oov_ratio : float
             Percentage of pairs with an unknown word.
         """
-        check_is_fitted(self)
+        self._forwarded("evaluate_word_pairs")
         return self.wv_.evaluate_word_pairs(pairs, **kwargs)
 
     def save_word2vec_format(self, path, binary: bool = False) -> None:
         """Write the vectors in word2vec's text or binary format (readable by gensim).
+
+        .. deprecated:: 0.2
+            Use ``wv_.save_word2vec_format``; this forwarder warns ``FutureWarning``.
 
         Parameters
         ----------
@@ -1052,7 +987,7 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         binary : bool, default=False
             Write word2vec's binary format instead of its text format.
         """
-        check_is_fitted(self)
+        self._forwarded("save_word2vec_format")
         self.wv_.save_word2vec_format(path, binary=binary)
 
 
@@ -1065,32 +1000,16 @@ def _on_host(weight: torch.Tensor) -> tuple[np.ndarray, bool]:
 
 
 class _FreshVectors(Callback):
-    """Renew ``vectors_`` and ``wv_`` at the end of each epoch, before the user's callbacks.
+    """Renew ``vectors_`` and ``wv_`` when training begins and at the end of each epoch,
+    before the user's callbacks.
 
     The estimator's vectors view the weights that training updates in place (on the
     CPU; they are copied from another device), and ``wv_`` caches their norms: a
     callback querying ``net.estimator.wv_`` must see the epoch's vectors.
     """
 
-    def on_epoch_end(self, net, **kwargs) -> None:
+    def on_train_begin(self, net, **kwargs) -> None:
         net.estimator._sync_vectors()
 
-
-#: The optimizers of an ACENet, rebuilt when the vocabulary grows.
-_OPTIMIZERS = ("optimizer_", "optimizer_generator_")
-
-
-def _carry_state(old: torch.optim.Optimizer, new: torch.optim.Optimizer, renamed: dict) -> None:
-    """Copy ``old``'s per-parameter state into ``new``, rows of grown parameters zero-padded.
-
-    ``renamed`` maps each old parameter to the parameter that replaced it.
-    """
-    for param, state in old.state.items():
-        target = renamed.get(param, param)
-        carried = {}
-        for key, value in state.items():
-            if torch.is_tensor(value) and value.shape == param.shape != target.shape:
-                pad = value.new_zeros((target.shape[0] - value.shape[0], *value.shape[1:]))
-                value = torch.cat([value, pad])
-            carried[key] = value
-        new.state[target] = carried
+    def on_epoch_end(self, net, **kwargs) -> None:
+        net.estimator._sync_vectors()

@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from sknce._data import Batch, process_stream, to_device
-from sknce.noise import CategoricalNoise, _alias_tables
+from sknce.noise import CategoricalNoise, alias_tables
 from sknce.words._corpus import Vocabulary, cbow_batches, pair_batches
 from sknce.words._generator import AdversarialDraws
 from sknce.words._kernels import sample_alias, sample_uniform
@@ -58,7 +58,7 @@ def draw_adversarial(
     tables : (accept, alias) or None, default=None
         The noise's alias tables (computed when ``None``).
     """
-    accept, alias = tables if tables is not None else _alias_tables(noise.probs)
+    accept, alias = tables if tables is not None else alias_tables(noise.probs)
     seeds = rng.integers(_SEED_HIGH, size=3)
     coins = sample_uniform(n_examples * n_negatives, seeds[0])
     from_generator = (coins >= noise_mixture).reshape(n_examples, n_negatives)
@@ -129,7 +129,7 @@ class WordSampler:
         self.device = device
         self.architecture = architecture
         self.shrink_windows = shrink_windows
-        self._tables = _alias_tables(noise.probs)
+        self._tables = alias_tables(noise.probs)
 
     def batches(
         self,

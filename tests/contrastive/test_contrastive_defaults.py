@@ -109,8 +109,8 @@ def test_auto_width_batch_and_epochs_follow_the_data():
     assert narrow.n_components_ == 128
     # max_epochs="auto": about 1000 steps at most, between 10 and 200 epochs.
     auto = LatentClassNCEEmbedder()
-    assert auto._schedule(300, False, True) == (37, 125)  # 270 training anchors, 8 steps
-    assert auto._schedule(10**6, False, True) == (256, 10)
+    assert auto._schedule(300, 270, False) == (37, 125)  # 270 training anchors, 8 steps
+    assert auto._schedule(10**6, 9 * 10**5, False) == (256, 10)
 
 
 def test_early_stopping_is_on_and_stops_on_a_plateau():
@@ -119,7 +119,7 @@ def test_early_stopping_is_on_and_stops_on_a_plateau():
     data = make_latent_classes(400, n_classes=4, n_features=6, separation=2.0, random_state=0)
     emb = LatentClassNCEEmbedder(random_state=0).fit(data.X, data.y)
     assert all("valid_loss" in row for row in emb.history_)
-    assert emb.n_iter_ < emb._schedule(400, False, True)[1]
+    assert emb.n_iter_ < emb._schedule(400, 360, False)[1]
 
 
 def test_held_out_points_take_no_part_in_training():

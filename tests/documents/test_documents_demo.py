@@ -3,8 +3,9 @@
 import numpy as np
 import pytest
 
-import sknce.demo
-from sknce.demo import load_wiki_chunks, main, run_demo
+import sknce.datasets._wiki
+from sknce.datasets import load_wiki_chunks
+from sknce.demo import main, run_demo
 
 NAMES = [
     "tf-idf",
@@ -26,6 +27,12 @@ def test_the_wiki_corpus_is_chunks_of_articles():
     assert few == texts[: len(few)] and list(np.unique(few_labels)) == [0, 1, 2]
 
 
+def test_the_old_import_path_warns_and_gives_the_loader():
+    with pytest.warns(DeprecationWarning, match="sknce.datasets.load_wiki_chunks"):
+        from sknce.demo import load_wiki_chunks as old
+    assert old is load_wiki_chunks
+
+
 def test_the_demo_prints_every_step_and_representation(capsys):
     pytest.importorskip("gensim")
     rows = run_demo(n_articles=4, labels_per_class=(3,), n_repeats=2, n_landmarks=10)
@@ -44,7 +51,7 @@ def test_without_gensim_the_demo_says_so_and_runs_on_synthetic_documents(capsys,
     def missing(**kwargs):
         raise ImportError("no module named 'gensim'")
 
-    monkeypatch.setattr(sknce.demo, "load_wiki_chunks", missing)
+    monkeypatch.setattr(sknce.datasets._wiki, "load_wiki_chunks", missing)
     rows = run_demo(n_documents=300, labels_per_class=(3,), n_repeats=1, n_landmarks=10)
     assert len(rows) == len(NAMES)
     out = capsys.readouterr().out

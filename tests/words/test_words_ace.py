@@ -39,7 +39,7 @@ def _group_purity(model):
     hits = []
     for group in GROUPS:
         for word in group:
-            hits += [n[0] in group for n in model.most_similar(word, topn=5)]
+            hits += [n[0] in group for n in model.wv_.most_similar(word, topn=5)]
     return np.mean(hits)
 
 
@@ -148,15 +148,15 @@ def test_divergence_is_a_clear_value_error(adversarial):
 def test_unknown_word_is_a_key_error():
     model = ACEWord2Vec(max_epochs=1, **FAST).fit(_planted()[0])
     with pytest.raises(KeyError, match="zebra"):
-        model.most_similar("zebra")
+        model.wv_.most_similar("zebra")
     with pytest.raises(KeyError, match="zebra"):
-        model.similarity("a0", "zebra")
+        model.wv_.similarity("a0", "zebra")
 
 
 def test_pickle_round_trip_keeps_queries():
     model = ACEWord2Vec(max_epochs=1, **FAST).fit(_planted()[0])
     again = pickle.loads(pickle.dumps(model))
-    assert again.most_similar("a0", topn=3) == model.most_similar("a0", topn=3)
+    assert again.wv_.most_similar("a0", topn=3) == model.wv_.most_similar("a0", topn=3)
     np.testing.assert_array_equal(again.vectors_, model.vectors_)
 
 
@@ -196,7 +196,7 @@ def test_saved_vectors_load_in_gensim(tmp_path):
     model = ACEWord2Vec(max_epochs=1, **FAST).fit(_planted()[0])
     for binary in (False, True):
         path = tmp_path / f"v{binary}"
-        model.save_word2vec_format(path, binary=binary)
+        model.wv_.save_word2vec_format(path, binary=binary)
         kv = gensim.models.KeyedVectors.load_word2vec_format(path, binary=binary)
         np.testing.assert_allclose(kv["b3"], model.wv_["b3"], rtol=1e-5)
 
@@ -212,7 +212,7 @@ def test_evaluate_word_pairs_scores_planted_similarity():
         ("c1", "a5", 1.0),
         ("b0", "zebra", 5.0),
     ]
-    _, spearman, oov = model.evaluate_word_pairs(pairs)
+    _, spearman, oov = model.wv_.evaluate_word_pairs(pairs)
     # within-group pairs score 9, across groups 1: a perfect ranking has rho = 0.88
     assert spearman[0] > 0.85
     assert oov == pytest.approx(100 / 7)

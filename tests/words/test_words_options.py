@@ -100,13 +100,13 @@ def test_grid_search_selects_by_score_without_labels():
 # --- most_similar ------------------------------------------------------------------------
 def test_most_similar_takes_gensims_positive_negative_and_restrict_vocab():
     model = ACEWord2Vec(max_epochs=10, adversarial=False, **FAST).fit(_planted()[0])
-    assert model.most_similar("a0", topn=3) == model.wv_.most_similar(positive=["a0"], topn=3)
-    analogy = model.most_similar(positive=["a0", "b1"], negative=["a2"], topn=5)
+    assert model.wv_.most_similar("a0", topn=3) == model.wv_.most_similar(positive=["a0"], topn=3)
+    analogy = model.wv_.most_similar(positive=["a0", "b1"], negative=["a2"], topn=5)
     assert analogy == model.wv_.most_similar(positive=["a0", "b1"], negative=["a2"], topn=5)
-    assert analogy != model.most_similar(positive=["a0", "b1"], topn=5)
+    assert analogy != model.wv_.most_similar(positive=["a0", "b1"], topn=5)
     top = set(model.vocabulary_) - {w for w, i in model.vocabulary_.items() if i >= 4}
-    assert {w for w, _ in model.most_similar("a0", topn=3, restrict_vocab=4)} <= top
-    assert model.most_similar("a0", topn=None).shape == (len(model.vocabulary_),)
+    assert {w for w, _ in model.wv_.most_similar("a0", topn=3, restrict_vocab=4)} <= top
+    assert model.wv_.most_similar("a0", topn=None).shape == (len(model.vocabulary_),)
 
 
 # --- weighted transform ---------------------------------------------------------------
@@ -255,7 +255,7 @@ def test_update_vocabulary_appends_new_words_and_trains_them(optimizer):
     assert np.abs(model.vectors_[:n_known] - known).max() < np.abs(known).max()
     for _ in range(6):
         model.partial_fit(mixed)
-    hits = [n[0] in new_words for w in new_words for n in model.most_similar(w, topn=4)]
+    hits = [n[0] in new_words for w in new_words for n in model.wv_.most_similar(w, topn=4)]
     assert np.mean(hits) > 0.9
     assert _group_purity(model) > 0.9
 

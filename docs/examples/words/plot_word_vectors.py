@@ -60,7 +60,7 @@ for word in ["fire", "police", "government"]:
     for name, model in models.items():
         print(
             f"  {name:10s}",
-            ", ".join(w for w, _ in model.most_similar(word, topn=5)),
+            ", ".join(w for w, _ in model.wv_.most_similar(word, topn=5)),
         )
     neighbours = gensim_w2v.wv.most_similar(word, topn=5)
     print(f"  {'gensim':10s}", ", ".join(w for w, _ in neighbours))
@@ -69,7 +69,8 @@ for word in ["fire", "police", "government"]:
 # WordSim353: Spearman correlation between the cosine similarities and human scores, on
 # the pairs whose two words are in the vocabulary (the same computation as gensim's).
 scores = {
-    name: model.evaluate_word_pairs(wordsim) for name, model in models.items()
+    name: model.wv_.evaluate_word_pairs(wordsim)
+    for name, model in models.items()
 }
 scores["gensim"] = gensim_w2v.wv.evaluate_word_pairs(wordsim)
 for name, (_, spearman, oov) in scores.items():
