@@ -99,6 +99,10 @@ def sgd_bag_ranking(
     has_bias = b_label.shape[0] > 0
     h = np.zeros_like(w_in[0])
     grad = np.zeros_like(w_in[0])
+    # Scalars in the tables' dtype (float32 in a fit): the row loops then run in one
+    # precision and vectorise; bookkeeping (softmax, loss) stays in float64.
+    typed = np.zeros_like(w_in[0, :1])
+    zero = typed[0]
     scores = np.empty(n_targets, dtype=np.float64)
     targets = np.empty(n_targets, dtype=np.int64)
     rows = np.empty(n_targets, dtype=np.int64)
@@ -122,7 +126,7 @@ def sgd_bag_ranking(
             if j > 0 and remove_hits and target == label:
                 continue
             v = w_label[target]
-            s = 0.0
+            s = zero
             for k in range(dim):
                 s += h[k] * v[k]
             if has_bias:
@@ -156,8 +160,10 @@ def sgd_bag_ranking(
         # each label row read for the hidden gradient before it moves
         for t in range(n_rows):
             v = w_label[rows[t]]
-            g = coefs[t]
-            step = lr * g
+            typed[0] = coefs[t]
+            g = typed[0]
+            typed[0] = lr * coefs[t]
+            step = typed[0]
             for k in range(dim):
                 grad[k] += g * v[k]
                 v[k] -= step * h[k]
@@ -165,7 +171,8 @@ def sgd_bag_ranking(
                 b_label[rows[t]] -= step
         for r in range(start, stop):
             row = w_in[indices[r]]
-            step = lr * data[r] * inv
+            typed[0] = lr * data[r] * inv
+            step = typed[0]
             for k in range(dim):
                 row[k] -= step * grad[k]
     return total_loss
