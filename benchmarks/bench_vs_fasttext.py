@@ -274,9 +274,13 @@ def run_sknce(params: dict, data, ll_rows: int, seed: int) -> dict:
     top, _ = clf.predict_topk(X, TOPK)
     predict_s = time.perf_counter() - start
     rows = np.sort(np.random.default_rng(0).permutation(len(X_te))[:ll_rows])
-    known = np.isin(y_te[rows], clf.classes_)
-    log_proba = clf.predict_log_proba(X[rows[known]])
-    ll = log_proba[np.arange(known.sum()), np.searchsorted(clf.classes_, y_te[rows[known]])]
+    rows = rows[np.isin(y_te[rows], clf.classes_)]
+    ll = []
+    step = max(1, 20_000_000 // len(clf.classes_))  # (rows, classes) float64 blocks <= 160 MB
+    for start in range(0, len(rows), step):
+        block = rows[start : start + step]
+        log_proba = clf.predict_log_proba(X[block])
+        ll.extend(log_proba[np.arange(len(block)), np.searchsorted(clf.classes_, y_te[block])])
     return {
         "fit_s": fit_s,
         "accuracy": float(np.mean(top[:, 0] == y_te)),
@@ -335,8 +339,9 @@ def build(task: str, quick: bool):
     n_labels = {"synthetic-1e5": 10**5, "synthetic-1e6": 10**6}[task]
     if quick:
         return synthetic_task(n_labels, 20000, 2000, m_x=20)
-    n_train = 300_000 if n_labels == 10**5 else 500_000
-    return synthetic_task(n_labels, n_train, 20_000, m_x=200 if n_labels == 10**5 else 40)
+    if n_labels == 10**5:
+        return synthetic_task(n_labels, 200_000, 10_000, m_x=200)
+    return synthetic_task(n_labels, 300_000, 3_000, m_x=40)
 
 
 def main(argv=None) -> None:
@@ -365,7 +370,7 @@ def main(argv=None) -> None:
             "n_classes": len(set(data[1])),
         }
         print(info, flush=True)
-        ll_rows = min(args.ll_rows, 500 if task == "synthetic-1e6" else args.ll_rows)
+        ll_rows = min(args.ll_rows, 300 if task == "synthetic-1e6" else args.ll_rows)
         systems = [(n, "fasttext", FASTTEXT[n]) for n in task_systems(task, args.quick)]
         systems += [(n, "sknce", p) for n, p in SKNCE.items()]
         with tempfile.TemporaryDirectory() as tmp:
