@@ -72,17 +72,20 @@ _SPARSE_OPTIMIZERS = (LazyAdam, torch.optim.SGD, torch.optim.Adagrad)
 _ADAM_LR = 1e-3
 
 #: fastText's regime (a sparse X, the bag encoder, plain SGD): width of h(x) and of the
-#: label embeddings, the SGD learning rate of ``lr="auto"``, which decays linearly to
-#: ``_BAG_END_LR`` times it over the fit, ``max_epochs="auto"``: about ``_BAG_EXAMPLES``
-#: example updates, in ``_BAG_EPOCH_RANGE`` epochs, and the ``"auto"`` batch size and
-#: negatives (tuned in benchmarks/README.md, "Huge label spaces").
-_BAG_DIM = 100
-_BAG_LR = 0.2
+#: label embeddings; the SGD learning rate of ``lr="auto"``, this much per stored entry of
+#: an average row of X (a feature's row moves by lr times its weight x_j / sum|x|, so
+#: longer bags tolerate a larger rate) within ``_BAG_LR_RANGE``, decaying linearly to
+#: ``_BAG_END_LR`` times it over the fit; ``max_epochs="auto"``: about ``_BAG_EXAMPLES``
+#: example updates, in ``_BAG_EPOCH_RANGE`` epochs; the ``"auto"`` batch size and
+#: negatives (tuned in benchmarks/README.md, "ConditionalNCEClassifier against fastText").
+_BAG_DIM = 64
+_BAG_LR_PER_ENTRY = 0.02
+_BAG_LR_RANGE = (0.1, 1.0)
 _BAG_END_LR = 1e-4
 _BAG_EXAMPLES = 1_500_000
-_BAG_EPOCH_RANGE = (5, 50)
+_BAG_EPOCH_RANGE = (5, 25)
 _BAG_BATCH = 2048
-_BAG_NEGATIVES = 10
+_BAG_NEGATIVES = 16
 
 #: Number of labels scored at once at inference: a (1024, 4096) float32 block is 16 MiB.
 _CLASS_CHUNK = 4096
@@ -153,7 +156,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         Assumption 2.2; see ``input_bias``). ``"mle"``: the full softmax, the
         reference, whose cost per example grows with the number of classes.
     n_negatives : int or "auto", default="auto"
-        Number of noise labels K drawn per training example. ``"auto"``: 64; 10 for
+        Number of noise labels K drawn per training example. ``"auto"``: 64; 16 for
         the bag encoder trained by SGD (fastText's regime, where a per-example
         update costs about ``K + 1`` label rows).
     noise : {"unigram", "uniform"} or array-like of shape (n_classes,), default="unigram"
@@ -192,7 +195,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         Width of :math:`h(x)` and :math:`e_y`. ``None``: ``n_features_in_`` when
         ``hidden_layer_sizes=()`` (the identity encoder, which densifies one batch
         of a sparse ``X`` at a time: give an ``embedding_dim`` for wide sparse
-        input); 100 with the bag encoder; else 64.
+        input); 64 otherwise (the bag encoder included).
     label_bias : bool, default=True
         Learn the label bias :math:`b_y`.
     init : {"prior", "random"}, default="prior"
@@ -250,16 +253,19 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         ``steps_per_epoch = ceil(n_train / batch_size)`` over the training examples
         not held out for early stopping.
         With the bag encoder trained by SGD (see ``optimizer``): about 1.5 million
-        example updates, ``clip(round(1.5e6 / n_train), 5, 50)``.
+        example updates, ``clip(round(1.5e6 / n_train), 5, 25)``.
     batch_size : int or "auto", default="auto"
         Examples per gradient step. ``"auto"``: 256; 2,048 for the bag encoder
         trained by SGD, whose update is per example (the batch sets how often the
         learning rate and the threads' shares change).
     lr : float or "auto", default="auto"
-        Learning rate of the optimizer. ``"auto"``: 0.2 for the bag encoder trained
-        by SGD, decaying linearly to 0.02% of it over ``max_epochs`` (fastText's and
-        word2vec's schedule; not with ``partial_fit``, nor with an ``LRScheduler``
-        callback); else 1e-3.
+        Learning rate of the optimizer. ``"auto"``: for the bag encoder trained by
+        SGD, 0.02 times the mean number of stored entries per row of ``X`` (a
+        feature's row moves by the rate times its share of the bag, so longer bags
+        take a larger rate), within [0.1, 1], decaying linearly to 0.01% of it over
+        ``max_epochs`` (fastText's and word2vec's schedule; ``partial_fit`` calls
+        count as epochs; no decay with an ``LRScheduler`` callback or a given
+        ``lr``); else 1e-3.
     optimizer : torch optimizer class, default=torch.optim.Adam
         Any :class:`torch.optim.Optimizer` subclass, built on the network's parameters.
         With the bag encoder (``hidden_layer_sizes="auto"`` on a sparse ``X``), the
@@ -516,7 +522,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
     def _fit_lr(self) -> float:
         if self.lr != "auto":
             return self.lr
-        return _BAG_LR if getattr(self, "bag_sgd_", False) else _ADAM_LR
+        return self._bag_lr if getattr(self, "bag_sgd_", False) else _ADAM_LR
 
     def _make_step(self) -> TrainStep:
         """The compiled step in fastText's regime (it applies on the CPU), else autograd's."""
@@ -708,6 +714,8 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             self.encoder is None and self.hidden_layer_sizes == "auto" and entries is not None
         )
         self.bag_sgd_ = self._bag and self._trains_bag_by_sgd()
+        if self.bag_sgd_:
+            self._bag_lr = float(np.clip(_BAG_LR_PER_ENTRY * entries, *_BAG_LR_RANGE))
         # every label is scored by the full softmax: its gradients are dense anyway
         labels_sampled = self.objective != "mle"
         self.sparse_embeddings_ = labels_sampled and self._resolve_sparse(
