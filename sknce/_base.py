@@ -2,10 +2,15 @@
 
 It declares the training parameters every estimator shares (once, with their
 constraints, as scikit-learn's ``BaseMultilayerPerceptron`` does: subclasses
-list them in their signature and pass them on) and fits through the training
-engine (:mod:`sknce._engine`): an estimator's ``fit`` validates its data, builds
-a sampler-backed dataset and a ``build`` function returning its scorer and NCE
-objective, and calls :meth:`BaseNCE._train`.
+list them in their signature and pass them on) and writes the fit once:
+``fit``, ``partial_fit``, ``_fit(X, y, partial)`` and the stream fit
+``_fit_stream`` decide whether the fit continues, draw the seeds, resolve the
+device and the schedule (one rule, :meth:`BaseNCE._schedule`, with per-class
+constants) and train through the engine (:mod:`sknce._engine`, via
+:meth:`BaseNCE._train`). An estimator fills named hooks: it validates its data,
+sets what a new fit learns from it, makes the sampler's dataset, the scorer (a
+pure function), the objective, and optionally a step strategy and a miner
+(:mod:`sknce._steps`). The user guide's "The NCE core" page lists the hooks.
 
 What it guarantees to every estimator:
 
@@ -327,6 +332,8 @@ class BaseNCE(BaseEstimator):
         """Width of the learned embedding, as the fitted network's scorer states it."""
         module = getattr(getattr(self, "net_", None), "module_", None)
         width = getattr(getattr(module, "module", module), "n_components", None)
+        if width is None:  # an estimator pickled before its scorer stated the width
+            width = vars(self).get("n_components_")
         if width is None:
             raise AttributeError(f"{type(self).__name__} has no attribute 'n_components_'")
         return width

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Protocol
 
 import numpy as np
 import scipy.sparse as sp
@@ -31,6 +32,7 @@ __all__ = [
     "Targets",
     "ChunkedDataset",
     "SampledDataset",
+    "Sampler",
     "as_csr_or_dense",
     "check_batch",
     "chunk_errors",
@@ -265,12 +267,27 @@ def check_batch(batch, source: str) -> None:
         )
 
 
+class Sampler(Protocol):
+    """The protocol every family's sampler follows.
+
+    A sampler holds the examples of a fit; called with some of them (row indices)
+    and the epoch's numpy Generator, it draws their negatives and returns the
+    :class:`Batch` of the scorer's inputs and the objective's :class:`Targets`.
+    """
+
+    def __len__(self) -> int:
+        """Number of examples."""
+
+    def __call__(self, rows: np.ndarray, rng: np.random.Generator) -> Batch:
+        """The batch of examples ``rows``, every draw from ``rng``."""
+
+
 class SampledDataset(Dataset):
     """The example rows of a fit and the sampler that turns rows into batches.
 
     Parameters
     ----------
-    sampler : callable
+    sampler : Sampler
         ``sampler(rows, rng) -> Batch``, with ``len(sampler)`` examples.
     rows : ndarray of int or None, default=None
         The examples of this dataset (all of the sampler's when ``None``).

@@ -41,7 +41,7 @@ needs_accelerate = pytest.mark.skipif(
 
 def _fit(estimator, name):
     X, y = _data(REGISTRY[name].data)
-    return estimator.fit(X) if REGISTRY[name].data in ("counts", "tokens") else estimator.fit(X, y)
+    return REGISTRY[name].fit(estimator, X, y)
 
 
 # --- two processes ---------------------------------------------------------------------
