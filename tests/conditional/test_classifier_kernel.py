@@ -225,3 +225,15 @@ def test_other_optimizers_and_dense_input_keep_the_autograd_path():
     assert isinstance(dense.net_.module_.encoder, MLP)
     assert dense.net_.batch_size == 256 and dense.net_.lr == pytest.approx(1e-3)
     assert isinstance(dense.net_.optimizer_, torch.optim.Adam)
+
+
+def test_the_bag_encoder_is_the_weighted_mean_of_the_rows_dense_or_sparse():
+    encoder = BagEncoder(6, 3).double()
+    X = np.array([[2.0, 0, 1, 0, 0, 0], [0, 0, 0, 0, 0, 0], [0, -1, 0, 0, 0, 3]])
+    W = encoder.weight.detach().numpy()
+    expected = np.stack([(2 * W[0] + W[2]) / 3, np.zeros(3), (-W[1] + 3 * W[5]) / 4])
+    with torch.no_grad():
+        dense = encoder(torch.as_tensor(X)).numpy()
+        sparse = encoder(csr_to_tensor(sp.csr_matrix(X)).double()).numpy()
+    np.testing.assert_allclose(dense, expected, atol=1e-12)
+    np.testing.assert_allclose(sparse, expected, atol=1e-12)
