@@ -137,8 +137,10 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
     r"""Classifier over large label sets trained by conditional NCE.
 
     Models :math:`p(y \mid x) = \exp s(x, y) / Z(x)` with
-    :math:`s(x, y) = h(x)^\top e_y + b_y`, where :math:`h` is an MLP encoder of the
-    (dense or sparse) input, :math:`e_y` a label embedding and :math:`b_y` a label bias.
+    :math:`s(x, y) = h(x)^\top e_y + b_y`, where :math:`h` is an MLP encoder of a dense
+    input, or the mean of the rows of the features of a sparse one (fastText's model,
+    trained by a compiled per-example SGD step, see :ref:`huge_label_spaces`),
+    :math:`e_y` a label embedding and :math:`b_y` a label bias.
     Training never sums over all labels: each example is contrasted with
     ``n_negatives`` labels drawn from a noise distribution :math:`p_N` (Ma & Collins,
     2018, Figure 1). Prediction is exact: probabilities are normalised over all of
