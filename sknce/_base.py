@@ -53,14 +53,30 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from skorch.callbacks import Callback, EarlyStopping, ProgressBar
 
-from sknce._callbacks import ChanceAwareEarlyStopping, DivergenceGuard, beats_chance
+from sknce._callback_params import callback_params, set_callback_params
+from sknce._callbacks import (
+    ChanceAwareEarlyStopping,
+    DivergenceGuard,
+    EpochTable,
+    RecordChance,
+    beats_chance,
+)
+from sknce._checkpoints import checkpoint_guards
+from sknce._checks import (
+    built_params,
+    check_accelerator,
+    check_optimizer_step,
+    continue_with_params,
+)
 from sknce._compat import HasMethods, Interval, StrOptions, _fit_context
 from sknce._data import ChunkedDataset, is_chunk_stream, scan_chunks
 from sknce._engine import HoldOut, NCENet, resolve_device
 from sknce._random import Seeds, seeded_init
 from sknce._steps import AutogradStep, Miner, TrainStep
 from sknce._validation import check_sortable_labels
+from sknce._weights import WeightedSampler, fit_weights, unit_mean
 from sknce.nn import DenseInput, output_dim
+from sknce.nn._mlp import build_encoder
 
 __all__ = [
     "ENCODER_CONSTRAINT",
@@ -136,6 +152,45 @@ class BaseNCE(BaseEstimator):
         self.patience = patience
         self.accelerator = accelerator
 
+    # --- nested parameters of the callbacks (skorch's callbacks__<name>__<param>) --------
+    def get_params(self, deep: bool = True) -> dict:
+        """The estimator's parameters; with ``deep``, its callbacks' as ``callbacks__<name>__*``.
+
+        Parameters
+        ----------
+        deep : bool, default=True
+            Also the parameters of the callbacks, named as in skorch (a
+            ``(name, callback)`` pair's name, else the callback's class name).
+
+        Returns
+        -------
+        dict
+        """
+        params = super().get_params(deep=deep)
+        if deep:
+            params.update(callback_params(self.callbacks))
+        return params
+
+    def set_params(self, **params) -> BaseNCE:
+        """Set parameters, ``callbacks__<name>__<param>`` routed to the named callback.
+
+        Parameters
+        ----------
+        **params
+            Estimator parameters, ``callbacks__<name>`` (replaces that callback) and
+            ``callbacks__<name>__<param>`` (a parameter of it, e.g. a scheduler's
+            ``step_size`` for :class:`~sklearn.model_selection.GridSearchCV`).
+
+        Returns
+        -------
+        self
+        """
+        nested = {key: params.pop(key) for key in list(params) if key.startswith("callbacks__")}
+        super().set_params(**params)
+        if nested:
+            self.callbacks = set_callback_params(self.callbacks, nested)
+        return self
+
     # --- hooks of the subclasses --------------------------------------------------------
     def _chance_loss(self) -> float | None:
         """Validation loss of the best constant prediction, when the objective has one."""
@@ -203,6 +258,7 @@ class BaseNCE(BaseEstimator):
                 "the rows present), torch.optim.SGD or torch.optim.Adagrad."
             )
         accelerator = self.accelerator
+        check_accelerator(accelerator)
         if self._sparse_gradients() and (
             accelerator is not None and accelerator.num_processes > 1
         ):
@@ -213,6 +269,10 @@ class BaseNCE(BaseEstimator):
                 "train in one process."
             )
         self._check_optimizer_kwargs(optimizer)
+        if accelerator is None and resolve_device(self.device) == "cpu":
+            check_optimizer_step(
+                optimizer, self.optimizer_kwargs or {}, self._fit_lr(), self._sparse_gradients()
+            )
         for callback in self.callbacks or ():
             named = isinstance(callback, tuple) and len(callback) == 2
             instance = callback[1] if named else callback
@@ -270,11 +330,12 @@ class BaseNCE(BaseEstimator):
         elif isinstance(encoder, torch.nn.Module):
             module = DenseInput(copy.deepcopy(encoder))
         elif isinstance(encoder, type) and issubclass(encoder, torch.nn.Module):
-            module = DenseInput(encoder(n_features))
+            module = DenseInput(build_encoder(encoder, n_features))
         else:
             raise TypeError(
                 "encoder must be None, a torch.nn.Module instance, or a torch.nn.Module class "
-                f"that takes the number of input features; got {encoder!r}."
+                "(built with the number of input features if its constructor takes an "
+                f"argument); got {encoder!r}."
             )
         return module, output_dim(module, n_features)
 
@@ -354,7 +415,7 @@ class BaseNCE(BaseEstimator):
     _batch_divisor = 8
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, **options):
         """Fit the model; see the estimator's docstring for ``X`` and ``y``.
 
         Returns
@@ -364,9 +425,15 @@ class BaseNCE(BaseEstimator):
         """
         with self._fitting():
             if self._fits_streams and is_chunk_stream(X):
+                if options.get("sample_weight") is not None or getattr(self, "class_weight", None):
+                    raise ValueError(
+                        "sample_weight and class_weight weigh the rows of an array; X is a "
+                        "stream of chunks. Fit on an array, or repeat the examples to weigh "
+                        "in the chunks."
+                    )
                 self._fit_stream(X, y)
             else:
-                self._fit(X, y, partial=False)
+                self._fit(X, y, partial=False, **options)
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -382,12 +449,16 @@ class BaseNCE(BaseEstimator):
             self._fit(X, y, partial=True, **options)
         return self
 
-    def _fit(self, X, y, partial: bool, **options) -> None:
+    def _fit(self, X, y, partial: bool, sample_weight=None, **options) -> None:
         """The one fit of arrays: ``fit`` (``partial=False``) and ``partial_fit``."""
         continues = self._continues(partial)
         self._check_training_params()
         self._check_params()
         data = self._validate_fit_data(X, y, reset=not continues, partial=partial, **options)
+        class_weight = getattr(self, "class_weight", None)
+        weights = fit_weights(sample_weight, X, y, class_weight)
+        if weights is not None:
+            weights = unit_mean(self._weights_of_examples(X, weights))
         seeds = None
         if continues:
             data = self._continue_fit(data)
@@ -395,7 +466,10 @@ class BaseNCE(BaseEstimator):
             seeds = self._new_seeds()
             data = self._start_fit(data, seeds)
         device = self.net_.device if continues else self._resolve_device()
-        self._run(self._make_dataset(data, device), data, seeds, device, partial=partial)
+        dataset = self._make_dataset(data, device)
+        if weights is not None:
+            dataset.sampler = WeightedSampler(dataset.sampler, weights)
+        self._run(dataset, data, seeds, device, partial=partial)
 
     def _fit_stream(self, chunks, y) -> None:
         """The one fit of a stream of chunks, one chunk in memory at a time.
@@ -491,6 +565,11 @@ class BaseNCE(BaseEstimator):
         """A continued fit: check the data against the fitted state; return the data."""
         return data
 
+    def _weights_of_examples(self, X, weights: np.ndarray) -> np.ndarray:
+        """The weights of the dataset's examples, from those of the rows of ``X``
+        (one per row; an estimator that drops rows drops their weights)."""
+        return weights
+
     def _make_dataset(self, data, device: str):
         """The engine's dataset of the data: a sampler's rows (see :mod:`sknce._data`)."""
         raise NotImplementedError
@@ -583,6 +662,7 @@ class BaseNCE(BaseEstimator):
             net.set_params(
                 max_epochs=max_epochs, verbose=int(bool(self.verbose)), lr=self._fit_lr()
             )
+            continue_with_params(self, net, "partial_fit" if partial else "fit")
         else:
             seeds = seeds or self._new_seeds()
             device = self._resolve_device()
@@ -607,6 +687,7 @@ class BaseNCE(BaseEstimator):
                 module, criterion, seeds, device, validation, callbacks, net_class, net_kwargs
             )
             net.initialize()
+            net.built_params = built_params(self)
         n_before = len(net.history)
         net.estimator = self
         self.net_ = net
@@ -657,11 +738,14 @@ class BaseNCE(BaseEstimator):
         callbacks: list = [
             ("divergence", DivergenceGuard(self._divergence_hint(), self._chance_loss()))
         ]
+        if self._chance_loss() is not None:  # recorded before early stopping may end the fit
+            callbacks.append(("chance", RecordChance(self._chance_loss())))
         if validation:
             callbacks.append(("early_stopping", self._early_stopping()))
         callbacks.extend(extra)
         if self.verbose:
             callbacks.append(("progress", self._progress_bar()))
+        callbacks.extend(checkpoint_guards(self.callbacks, type(self).__name__))
         return callbacks + list(self.callbacks or ())
 
     def _early_stopping(self) -> EarlyStopping:
@@ -684,6 +768,7 @@ class BaseNCE(BaseEstimator):
             train_split=HoldOut(self.validation_fraction, seeds) if validation else None,
             callbacks=callbacks,
             verbose=int(bool(self.verbose)),
+            callbacks__print_log=EpochTable(),
             seeds=seeds,
             **options,
             **net_kwargs,

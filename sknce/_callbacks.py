@@ -4,22 +4,33 @@
   that waits until the loss beats a constant guess;
 * :class:`DivergenceGuard`: stops a diverging fit with an error that names the fix,
   instead of finishing with NaN weights;
-* :class:`LinearDecay`: word2vec's linear learning-rate decay, batch by batch.
+* :class:`LinearDecay`: word2vec's linear learning-rate decay, batch by batch;
+* :class:`RecordChance`: the loss of a constant guess beside each epoch's losses;
+* :class:`EpochTable`: the verbose epoch table (colour on a terminal only).
 """
 
 from __future__ import annotations
 
 import copy
 import math
+import sys
 
 import numpy as np
 import torch
-from skorch.callbacks import Callback, EarlyStopping
+from skorch.callbacks import Callback, EarlyStopping, PrintLog
+from skorch.utils import Ansi
 
 from sknce._engine import host_reads_are_free
 from sknce.exceptions import TrainingDivergedError
 
-__all__ = ["ChanceAwareEarlyStopping", "DivergenceGuard", "LinearDecay", "beats_chance"]
+__all__ = [
+    "ChanceAwareEarlyStopping",
+    "DivergenceGuard",
+    "EpochTable",
+    "LinearDecay",
+    "RecordChance",
+    "beats_chance",
+]
 
 #: A training batch's loss this many times the loss at the start of the fit (at least 1)
 #: is taken as divergence: an exploding but still finite loss, e.g. word vectors of 1e10
@@ -116,11 +127,18 @@ class ChanceAwareEarlyStopping(EarlyStopping):
     def on_epoch_end(self, net, **kwargs) -> None:
         if self.monitor not in net.history[-1]:
             return  # an epoch without validation (partial_fit)
-        if not self.beat_chance_:
-            if not beats_chance(net.history[-1, self.monitor], self.chance):
-                return
-            self.beat_chance_ = True
-        super().on_epoch_end(net, **kwargs)
+        try:
+            if not self.beat_chance_:
+                if not beats_chance(net.history[-1, self.monitor], self.chance):
+                    return
+                self.beat_chance_ = True
+            super().on_epoch_end(net, **kwargs)
+        finally:
+            # The history's (and the verbose table's) "best" is the epoch this callback
+            # keeps and restores, not skorch's plain minimum: an epoch at chance, or one
+            # lower by less than the threshold, is not best.
+            epoch = net.history[-1, "epoch"]
+            net.history.record(f"{self.monitor}_best", self.best_epoch_ == epoch)
 
 
 class DivergenceGuard(Callback):
@@ -224,6 +242,39 @@ class DivergenceGuard(Callback):
                     f"the parameter {name!r} grew to magnitude {size:.4g} (from {start:.4g} "
                     "at the start of the fit)",
                 )
+
+
+class RecordChance(Callback):
+    r"""Record the loss of the best constant guess, ``chance_loss``, in every epoch's row.
+
+    A contrastive loss (and a ``score``, minus that loss) is read against it: e.g.
+    :math:`\ln 2 \approx 0.6931` for pairs with one negative per positive.
+
+    Parameters
+    ----------
+    chance : float
+        The loss of the best constant prediction.
+    """
+
+    def __init__(self, chance: float) -> None:
+        self.chance = chance
+
+    def on_epoch_end(self, net, **kwargs) -> None:
+        net.history.record("chance_loss", self.chance)
+
+
+class EpochTable(PrintLog):
+    """skorch's epoch table, with ANSI colours only when it prints to a terminal.
+
+    Redirected to a file or a pipe, the best epoch's value gets a ``*`` instead of a
+    colour code (skorch writes the codes whatever the output).
+    """
+
+    def format_row(self, row, key, color):
+        if sys.stdout.isatty():
+            return super().format_row(row, key, color)
+        text = super().format_row(row, key, color="")
+        return text.replace(Ansi.ENDC.value, "") + ("*" if row.get(f"{key}_best") else "")
 
 
 def _magnitude(param: torch.Tensor) -> float:

@@ -19,8 +19,10 @@ from sklearn.utils._param_validation import (
     StrOptions,
     validate_params,
 )
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 from sklearn.utils.validation import validate_data as _sklearn_validate_data
+
+from sknce._checks import check_not_a_chunk_list, check_not_text, check_sparse_structure
 
 __all__ = [
     "FLOAT32_SAFE",
@@ -28,6 +30,7 @@ __all__ = [
     "Interval",
     "Options",
     "StrOptions",
+    "_check_sample_weight",
     "_fit_context",
     "check_float32_range",
     "check_is_fitted",
@@ -81,6 +84,10 @@ def check_float32_range(X, name: str = "X") -> None:
 def validate_data(_estimator, /, X="no_validation", y="no_validation", **kwargs):
     """scikit-learn's ``validate_data``, then :func:`check_float32_range` on ``X``.
 
+    Before scikit-learn's checks, ``X`` is checked not to be raw text, a list of
+    chunks, or a sparse matrix with broken index arrays (:mod:`sknce._checks`):
+    these would otherwise fail inside numpy or scipy, naming neither cause nor fix.
+
     Parameters
     ----------
     _estimator : estimator
@@ -91,8 +98,12 @@ def validate_data(_estimator, /, X="no_validation", y="no_validation", **kwargs)
     -------
     The validated ``X``, ``y``, or ``(X, y)``, as scikit-learn returns them.
     """
-    out = _sklearn_validate_data(_estimator, X, y, **kwargs)
     no_X = isinstance(X, str) and X == "no_validation"
+    if not no_X:
+        check_not_text(X)
+        check_not_a_chunk_list(X, streams=getattr(_estimator, "_fits_streams", True))
+        check_sparse_structure(X)
+    out = _sklearn_validate_data(_estimator, X, y, **kwargs)
     if not no_X and not kwargs.get("skip_check_array", False):
         check_float32_range(out[0] if isinstance(out, tuple) else out)
     return out

@@ -35,11 +35,14 @@ __all__ = [
     "Sampler",
     "as_csr_or_dense",
     "check_batch",
+    "check_stream_pass",
     "chunk_errors",
+    "first_chunk",
     "csr_to_tensor",
     "is_chunk_stream",
     "process_stream",
     "rows_to_tensor",
+    "restartable",
     "scan_chunks",
     "shard_rows",
     "to_device",
@@ -120,6 +123,9 @@ class Targets(Mapping):
         :math:`\log p_N` of the extra noise samples of the self-normalisation penalty.
     labels : LongTensor of shape (batch,) or None
         The class of each example, for the full softmax.
+    sample_weight : Tensor of shape (batch,) or None
+        The weight of each example's loss (``fit(..., sample_weight=...)``, scaled to
+        mean 1 over the training set).
     """
 
     pos_log_noise: torch.Tensor | None = None
@@ -128,6 +134,7 @@ class Targets(Mapping):
     neg_weights: torch.Tensor | None = None
     norm_log_noise: torch.Tensor | None = None
     labels: torch.Tensor | None = None
+    sample_weight: torch.Tensor | None = None
 
     @classmethod
     def of(cls, targets: Targets | Mapping | None) -> Targets:
@@ -363,14 +370,15 @@ def is_chunk_stream(X) -> bool:
     A chunk stream is an iterable (not an array, a sparse matrix or a data frame)
     whose first item is a 2-D block (a sparse matrix or an array with
     ``ndim == 2``), or a ``(block, y)`` pair. A list of lists, an ordinary 2-D
-    array-like, is not one. A one-shot iterator is taken for a stream here, so
-    that :class:`ChunkedDataset` can reject it with an error naming the fix.
+    array-like, is not one. A one-shot iterator (or an object whose ``__iter__``
+    returns the same iterator every time) is taken for a stream here, so that
+    :func:`scan_chunks` can reject it with an error naming the fix.
     """
     if sp.issparse(X) or hasattr(X, "shape") or isinstance(X, (str, bytes, dict)):
         return False
     if not isinstance(X, Iterable):
         return False
-    if iter(X) is X:
+    if not restartable(X):
         return True
     first = next(iter(X), None)
     if isinstance(first, tuple) and len(first) == 2:
@@ -435,22 +443,43 @@ class ChunkedDataset(Dataset):
         )
 
     def _datasets(self, order: np.ndarray) -> Iterator[SampledDataset]:
-        """The chunks of ``order``, each loaded when the previous one is done with."""
+        """The chunks of ``order``, each loaded when the previous one is done with.
+
+        Every pass must read the chunks of the first pass (:func:`scan_chunks`):
+        a stream that yields fewer or more chunks, or a chunk of another size, is
+        an error rather than an epoch over other data than the fit planned.
+        """
         if self.random_access:
+            check_stream_pass(len(self.chunks), len(self.sizes))
             for index in order.tolist():
                 with chunk_errors(index):
-                    dataset = self.make_dataset(self.chunks[index], index)
+                    dataset = self._load(self.chunks[index], index)
                 yield dataset
                 del dataset  # before the next chunk is read
             return
         wanted = set(order.tolist())
+        n_read = 0
         for index, chunk in enumerate(self.chunks):
+            n_read = index + 1
+            check_stream_pass(n_read, len(self.sizes), complete=False)
             if index in wanted:
                 with chunk_errors(index):
-                    dataset = self.make_dataset(chunk, index)
+                    dataset = self._load(chunk, index)
                 del chunk  # only the chunk's sampler stays in memory while it is trained on
                 yield dataset
                 del dataset
+        check_stream_pass(n_read, len(self.sizes))
+
+    def _load(self, chunk, index: int) -> SampledDataset:
+        """Chunk ``index`` as a dataset, checked to hold the examples of the first pass."""
+        dataset = self.make_dataset(chunk, index)
+        if len(dataset) != self.sizes[index]:
+            raise ValueError(
+                f"it holds {len(dataset)} example(s) on this pass but held "
+                f"{self.sizes[index]} on the first pass. Every pass over a stream must "
+                "yield the same chunks, in the same order."
+            )
+        return dataset
 
     def batches(
         self,
@@ -478,6 +507,9 @@ def chunk_errors(index: int) -> Iterator[None]:
         raise type(error)(f"chunk {index} of the stream: {error}") from error
 
 
+_END = object()
+
+
 def scan_chunks(chunks: Iterable, check: Callable[[object, int], int]) -> list[int]:
     """The first pass over a chunk stream: validate every chunk and count its examples.
 
@@ -493,18 +525,73 @@ def scan_chunks(chunks: Iterable, check: Callable[[object, int], int]) -> list[i
     list of int
         Examples of each chunk.
     """
-    if iter(chunks) is chunks:
+    if not restartable(chunks):
         raise TypeError(
-            "X is a one-shot iterator (e.g. a generator) of chunks, but fitting reads the "
-            "chunks once per epoch. Pass a restartable iterable: a list of chunks, "
+            "X is a one-shot iterator (e.g. a generator, or an object whose __iter__ returns "
+            "the same generator each time) of chunks, but fitting reads the chunks once per "
+            "epoch. Pass a restartable iterable: a list of chunks, "
             "sknce.datasets.NpzChunks over .npz files, or an object whose __iter__ starts "
             "a new pass."
         )
-    sizes = []
-    for index, chunk in enumerate(chunks):
+    sizes: list[int] = []
+    iterator = iter(chunks)
+    while True:
+        index = len(sizes)
+        # read inside chunk_errors too, so that a chunk failing to load is named by its number
         with chunk_errors(index):
+            chunk = next(iterator, _END)
+            if chunk is _END:
+                break
             sizes.append(int(check(chunk, index)))
         del chunk
     if not sizes:
         raise ValueError("X is an empty stream of chunks; it must hold at least one chunk.")
     return sizes
+
+
+def restartable(chunks: Iterable) -> bool:
+    """Whether each ``iter(chunks)`` starts a new pass (not one iterator handed out twice)."""
+    first = iter(chunks)
+    return first is not chunks and iter(chunks) is not first
+
+
+def first_chunk(chunks: Iterable):
+    """The first chunk of a new pass over a stream that :func:`scan_chunks` has read.
+
+    A stream that yields nothing on this later pass is a ValueError naming the fix
+    (not a ``StopIteration``).
+    """
+    first = chunks[0] if isinstance(chunks, Sequence) and len(chunks) else _END
+    if not isinstance(chunks, Sequence):
+        first = next(iter(chunks), _END)
+    if first is _END:
+        raise ValueError(
+            "the stream of chunks yielded no chunk on a later pass, though its first pass "
+            "yielded some. Every iter(X) must yield the same chunks in the same order; "
+            "store them (sknce.datasets.save_npz_chunks) or make __iter__ start the same "
+            "pass again."
+        )
+    return first
+
+
+def check_stream_pass(n_read: int, n_first: int, complete: bool = True) -> None:
+    """A ValueError when a pass over a stream reads other chunks than its first pass.
+
+    Parameters
+    ----------
+    n_read : int
+        Chunks this pass has read so far (all of them when ``complete``).
+    n_first : int
+        Chunks of the first pass.
+    complete : bool, default=True
+        Whether the pass is over: then fewer chunks are an error too.
+    """
+    if n_read > n_first or (complete and n_read < n_first):
+        more = "more" if n_read > n_first else "fewer"
+        raise ValueError(
+            f"the stream of chunks yielded {more} chunks on a later pass ({n_read}"
+            f"{'+' if not complete else ''}) than on its first pass ({n_first}): an epoch "
+            "would train on other data than the fit planned. Every iter(X) must yield the "
+            "same chunks in the same order; store them (sknce.datasets.save_npz_chunks) or "
+            "make __iter__ start the same pass again."
+        )

@@ -225,6 +225,10 @@ class NCENet(NeuralNet):
         # register as a component of the net if set afterwards.
         self.step = step
         self.miner = miner
+        # skorch's scoring callbacks cache each batch's y to concatenate at the epoch's
+        # end; an NCE batch's targets are noise log-probabilities, not labels, so they
+        # cannot be concatenated (issue 22): scoring callbacks call the net instead.
+        kwargs.setdefault("use_caching", False)
         super().__init__(*args, **kwargs)
         self.seeds = seeds
         self.prefetch = prefetch

@@ -41,7 +41,24 @@ __all__ = [
 _REDUCTIONS = ("mean", "sum", "none")
 
 
-def _reduce(loss: torch.Tensor, reduction: str) -> torch.Tensor:
+def _reduce(
+    loss: torch.Tensor, reduction: str, sample_weight: torch.Tensor | None = None
+) -> torch.Tensor:
+    """Reduce per-example losses, each multiplied by its ``sample_weight`` first.
+
+    The weighted mean divides by the batch size, not by the sum of the weights: the
+    estimators scale the weights to mean 1 over the training set, so that a batch's loss
+    stays an unbiased estimate of the weighted objective and a batch of zero weights
+    counts as zero (not 0 / 0).
+    """
+    if sample_weight is not None:
+        if sample_weight.shape != loss.shape[:1]:
+            raise ValueError(
+                f"sample_weight must have shape (batch,) = ({loss.shape[0]},), got "
+                f"{tuple(sample_weight.shape)}; pass one weight per example."
+            )
+        weight = sample_weight.to(loss.dtype)
+        loss = loss * weight.reshape(-1, *([1] * (loss.dim() - 1)))
     if reduction == "mean":
         return loss.mean()
     if reduction == "sum":
@@ -77,6 +94,7 @@ def ranking_nce(
     pos_log_noise: torch.Tensor | None = None,
     neg_log_noise: torch.Tensor | None = None,
     *,
+    sample_weight: torch.Tensor | None = None,
     reduction: str = "mean",
 ) -> torch.Tensor:
     r"""Ranking NCE loss, minus :math:`L_R^n` of Ma & Collins (2018), Figure 1.
@@ -99,6 +117,9 @@ def ranking_nce(
     pos_log_noise, neg_log_noise : Tensor or None, default=None
         :math:`\log p_N` of the positives and negatives. ``None`` skips the
         correction (the InfoNCE / sampled-softmax-without-correction form).
+    sample_weight : Tensor of shape (batch,) or None, default=None
+        A weight multiplying each example's loss before the reduction (``None``
+        means 1); the ``"mean"`` divides the weighted sum by the batch size.
     reduction : {"mean", "sum", "none"}, default="mean"
         How the per-example losses are combined: their mean, their sum, or none
         (a tensor of shape (batch,)).
@@ -113,7 +134,7 @@ def ranking_nce(
     neg = _corrected(neg_scores, neg_log_noise)
     logits = torch.cat([pos.unsqueeze(1), neg], dim=1)
     loss = torch.logsumexp(logits, dim=1) - pos
-    return _reduce(loss, reduction)
+    return _reduce(loss, reduction, sample_weight)
 
 
 def binary_nce(
@@ -124,6 +145,7 @@ def binary_nce(
     gamma: torch.Tensor | float = 0.0,
     *,
     neg_weights: torch.Tensor | None = None,
+    sample_weight: torch.Tensor | None = None,
     reduction: str = "mean",
 ) -> torch.Tensor:
     r"""Binary NCE loss, minus :math:`L_B^n` of Ma & Collins (2018), Figure 1.
@@ -150,6 +172,9 @@ def binary_nce(
         The (learned) log-normaliser :math:`\gamma`.
     neg_weights : Tensor of shape (batch, K) or None, default=None
         A weight multiplying each negative's term; ``None`` means 1.
+    sample_weight : Tensor of shape (batch,) or None, default=None
+        A weight multiplying each example's loss before the reduction (``None``
+        means 1); the ``"mean"`` divides the weighted sum by the batch size.
     reduction : {"mean", "sum", "none"}, default="mean"
         How the per-example losses are combined: their mean, their sum, or none
         (a tensor of shape (batch,)).
@@ -163,7 +188,9 @@ def binary_nce(
     neg_gamma = gamma.reshape(-1, 1) if torch.is_tensor(gamma) and gamma.dim() else gamma
     pos = _corrected(pos_scores, pos_log_noise) - gamma - log_k
     neg = _corrected(neg_scores, neg_log_noise) - neg_gamma - log_k
-    return negative_sampling(pos, neg, neg_weights=neg_weights, reduction=reduction)
+    return negative_sampling(
+        pos, neg, neg_weights=neg_weights, sample_weight=sample_weight, reduction=reduction
+    )
 
 
 def negative_sampling(
@@ -171,6 +198,7 @@ def negative_sampling(
     neg_scores: torch.Tensor,
     *,
     neg_weights: torch.Tensor | None = None,
+    sample_weight: torch.Tensor | None = None,
     reduction: str = "mean",
 ) -> torch.Tensor:
     r"""Negative-sampling loss of Mikolov et al. (2013), word2vec's objective.
@@ -191,6 +219,9 @@ def negative_sampling(
     neg_weights : Tensor of shape (batch, K) or None, default=None
         A weight :math:`w_k` multiplying each negative's term (e.g. importance
         weights of negatives drawn from another distribution); ``None`` means 1.
+    sample_weight : Tensor of shape (batch,) or None, default=None
+        A weight multiplying each example's loss before the reduction (``None``
+        means 1); the ``"mean"`` divides the weighted sum by the batch size.
     reduction : {"mean", "sum", "none"}, default="mean"
         How the per-example losses are combined: their mean, their sum, or none
         (a tensor of shape (batch,)).
@@ -204,11 +235,15 @@ def negative_sampling(
     if neg_weights is not None:
         neg_terms = neg_weights * neg_terms
     loss = F.softplus(-pos_scores) + neg_terms.sum(dim=1)
-    return _reduce(loss, reduction)
+    return _reduce(loss, reduction, sample_weight)
 
 
 def pair_logistic(
-    scores: torch.Tensor, labels: torch.Tensor, *, reduction: str = "mean"
+    scores: torch.Tensor,
+    labels: torch.Tensor,
+    *,
+    sample_weight: torch.Tensor | None = None,
+    reduction: str = "mean",
 ) -> torch.Tensor:
     r"""Logistic loss on scored pairs, Tosh et al. (2021), Eq. (1).
 
@@ -226,6 +261,9 @@ def pair_logistic(
         :math:`f(x^{(1)}, x^{(2)})`.
     labels : Tensor of shape (batch,)
         1 for a positive pair, 0 for a negative pair.
+    sample_weight : Tensor of shape (batch,) or None, default=None
+        A weight multiplying each example's loss before the reduction (``None``
+        means 1); the ``"mean"`` divides the weighted sum by the batch size.
     reduction : {"mean", "sum", "none"}, default="mean"
         How the per-example losses are combined: their mean, their sum, or none
         (a tensor of shape (batch,)).
@@ -240,7 +278,7 @@ def pair_logistic(
             f"and {tuple(labels.shape)}."
         )
     signs = 2.0 * labels.to(scores.dtype) - 1.0
-    return _reduce(F.softplus(-signs * scores), reduction)
+    return _reduce(F.softplus(-signs * scores), reduction, sample_weight)
 
 
 def k_negative(
@@ -251,6 +289,7 @@ def k_negative(
     loss: str = "logistic",
     beta: float = 1.0,
     negative_mask: torch.Tensor | None = None,
+    sample_weight: torch.Tensor | None = None,
     reduction: str = "mean",
 ) -> torch.Tensor:
     r"""NCE loss with k negatives, Awasthi et al. (2022), Definition 2.1.
@@ -276,6 +315,9 @@ def k_negative(
         Inverse temperature :math:`\beta`.
     negative_mask : bool Tensor of shape (batch, k) or None, default=None
         ``False`` drops a negative (e.g. one of the anchor's own class).
+    sample_weight : Tensor of shape (batch,) or None, default=None
+        A weight multiplying each example's loss before the reduction (``None``
+        means 1); the ``"mean"`` divides the weighted sum by the batch size.
     reduction : {"mean", "sum", "none"}, default="mean"
         How the per-example losses are combined: their mean, their sum, or none
         (a tensor of shape (batch,)).
@@ -315,7 +357,7 @@ def k_negative(
         values = torch.clamp(terms.max(dim=1).values, min=0.0)
     else:
         raise ValueError(f"loss must be 'logistic' or 'hinge', got {loss!r}.")
-    return _reduce(values, reduction)
+    return _reduce(values, reduction, sample_weight)
 
 
 def self_normalization_penalty(
@@ -323,6 +365,7 @@ def self_normalization_penalty(
     noise_log_noise: torch.Tensor | None = None,
     alpha: float = 1.0,
     *,
+    sample_weight: torch.Tensor | None = None,
     reduction: str = "mean",
 ) -> torch.Tensor:
     r"""Self-normalisation regulariser of Ma & Collins (2018), Section 5.2.
@@ -345,6 +388,9 @@ def self_normalization_penalty(
         labels, for which the caller must add :math:`\log |\mathcal{Y}|` itself.
     alpha : float, default=1.0
         Weight :math:`\alpha` of the penalty.
+    sample_weight : Tensor of shape (batch,) or None, default=None
+        A weight multiplying each example's loss before the reduction (``None``
+        means 1); the ``"mean"`` divides the weighted sum by the batch size.
     reduction : {"mean", "sum", "none"}, default="mean"
         How the per-example losses are combined: their mean, their sum, or none
         (a tensor of shape (batch,)).
@@ -359,7 +405,7 @@ def self_normalization_penalty(
         )
     corrected = _corrected(noise_scores, noise_log_noise)
     log_z = torch.logsumexp(corrected, dim=1) - math.log(noise_scores.shape[1])
-    return _reduce(alpha * log_z.square(), reduction)
+    return _reduce(alpha * log_z.square(), reduction, sample_weight)
 
 
 # --- objectives as modules: the criterion of sknce's training engine -----------------
@@ -387,7 +433,7 @@ class NCEObjective(nn.Module):
             ``negatives``), and ``norm`` for :class:`SelfNormalized`.
         targets : Targets, dict of its fields, or None, default=None
             What the sampler drew besides the scorer's inputs (see
-            :class:`~sknce._data.Targets`; a dict is converted and an unknown name
+            ``sknce._data.Targets``; a dict is converted and an unknown name
             is a ``TypeError``); ``None``: no targets.
 
         Returns
@@ -445,7 +491,11 @@ class PairLogisticLoss(NCEObjective):
         pos, neg = scores["pos"], scores["neg"].reshape(-1)
         logits = torch.cat([pos, neg])
         labels = torch.cat([torch.ones_like(pos), torch.zeros_like(neg)])
-        return pair_logistic(logits, labels)
+        weight = targets.sample_weight
+        if weight is not None:  # a positive pair's weight is its negative pairs' too
+            k = scores["neg"].shape[1]
+            weight = torch.cat([weight, weight.repeat_interleave(k)])
+        return pair_logistic(logits, labels, sample_weight=weight)
 
 
 class RankingNCELoss(NCEObjective):
@@ -457,6 +507,7 @@ class RankingNCELoss(NCEObjective):
             self.negatives(scores, targets),
             targets.pos_log_noise,
             targets.neg_log_noise,
+            sample_weight=targets.sample_weight,
         )
 
 
@@ -482,6 +533,7 @@ class BinaryNCELoss(NCEObjective):
             targets.neg_log_noise,
             gamma=0.0 if self.gamma is None else self.gamma,
             neg_weights=targets.neg_weights,
+            sample_weight=targets.sample_weight,
         )
 
 
@@ -493,6 +545,7 @@ class NegativeSamplingLoss(NCEObjective):
             scores["pos"],
             self.negatives(scores, targets),
             neg_weights=targets.neg_weights,
+            sample_weight=targets.sample_weight,
         )
 
 
@@ -500,7 +553,10 @@ class SoftmaxLoss(NCEObjective):
     """The full softmax (maximum likelihood): cross-entropy of ``logits`` and ``labels``."""
 
     def compute_loss(self, scores: dict, targets: Targets) -> torch.Tensor:
-        return F.cross_entropy(scores["logits"], targets.labels)
+        if targets.sample_weight is None:
+            return F.cross_entropy(scores["logits"], targets.labels)
+        loss = F.cross_entropy(scores["logits"], targets.labels, reduction="none")
+        return _reduce(loss, "mean", targets.sample_weight)
 
 
 class KNegativeLoss(NCEObjective):
@@ -527,6 +583,7 @@ class KNegativeLoss(NCEObjective):
             loss=self.loss,
             beta=self.beta,
             negative_mask=targets.neg_mask,
+            sample_weight=targets.sample_weight,
         )
 
 
@@ -552,6 +609,9 @@ class SelfNormalized(NCEObjective):
 
     def compute_loss(self, scores: dict, targets: Targets) -> torch.Tensor:
         penalty = self_normalization_penalty(
-            scores["norm"], targets.norm_log_noise, alpha=self.alpha
+            scores["norm"],
+            targets.norm_log_noise,
+            alpha=self.alpha,
+            sample_weight=targets.sample_weight,
         )
         return self.objective(scores, targets) + penalty

@@ -48,17 +48,31 @@ MIXED_FEATURE_NAMES = pytest.mark.filterwarnings(
 
 
 # --- checks that cannot pass, with the reason (also stated in the docstring) ------
+_WEIGHTS_NOT_REPEATS = {
+    check: "a weight scales an example's loss in each stochastic batch; repeating the "
+    "example changes the batches and the negatives drawn, so the two fits differ (the "
+    "weighted objectives are tested against brute force in tests/test_losses_sample_weight.py)"
+    for check in (
+        "check_sample_weight_equivalence_on_dense_data",
+        "check_sample_weight_equivalence_on_sparse_data",
+    )
+}
 EXPECTED_FAILED_CHECKS: dict[str, dict[str, str]] = {
-    "LandmarkNCEEmbedder": {},
-    "DirectNCEEmbedder": {},
+    "LandmarkNCEEmbedder": _WEIGHTS_NOT_REPEATS,
+    "DirectNCEEmbedder": _WEIGHTS_NOT_REPEATS,
     "ACEWord2Vec": {},
-    "ConditionalNCEClassifier": {},
+    "ConditionalNCEClassifier": _WEIGHTS_NOT_REPEATS,
     "ConditionalNCERegressor": {
         check: "score_samples(X, y) is the log-density of y given X; the check calls "
         "score_samples(X) (predict passes it; batch invariance is tested in tests/conditional)"
-        for check in ("check_methods_sample_order_invariance", "check_methods_subset_invariance")
+        for check in (
+            "check_methods_sample_order_invariance",
+            "check_methods_subset_invariance",
+            # run by scikit-learn with SCIPY_ARRAY_API=1 (.ci/test sets it)
+            "check_array_api_input",
+        )
     },
-    "LatentClassNCEEmbedder": {},
+    "LatentClassNCEEmbedder": _WEIGHTS_NOT_REPEATS,
 }
 
 

@@ -1037,3 +1037,235 @@ def test_dataset_generators(generator, n, a, b, real):
         return
     X = result[0] if isinstance(result, tuple) else result.X
     assert X.shape[0] == n and _finite(X.toarray() if sp.issparse(X) else X)
+
+
+# --- streams of chunks (issue 22) ----------------------------------------------------------
+STREAMING = [name for name in ARRAY if getattr(ESTIMATORS[name], "_fits_streams", False)]
+CHUNK_MUTATIONS = [
+    "valid",
+    "index_out_of_range",
+    "negative_index",
+    "decreasing_indptr",
+    "other_n_features",
+    "negative",
+    "nan",
+    "one_row",
+    "empty",
+    "text",
+    "not_a_pair",
+]
+
+
+def _chunk(name, seed: int, mutation: str, data):
+    """One chunk of ``name``'s stream (a block, or an ``(X, y)`` pair), maybe damaged."""
+    X, y = _valid(KIND[name], seed)
+    X = sp.csr_matrix(X) if KIND[name] == "counts" else X
+    if mutation in ("index_out_of_range", "negative_index", "decreasing_indptr"):
+        X = sp.csr_matrix(X)
+        X.indices = X.indices.copy()
+        X.indptr = X.indptr.copy()
+        at = data.draw(st.integers(0, X.nnz - 1), label="entry")
+        if mutation == "index_out_of_range":
+            X.indices[at] = X.shape[1] + data.draw(st.integers(0, 1000), label="beyond")
+        elif mutation == "negative_index":
+            X.indices[at] = -1
+        else:
+            row = data.draw(st.integers(1, X.shape[0] - 1), label="row")
+            X.indptr[row] = X.indptr[row + 1] + 1
+    elif mutation == "other_n_features":
+        X = X[:, :-1]
+    elif mutation == "negative":
+        X = -abs(X)
+    elif mutation == "nan":
+        X = X.toarray() if sp.issparse(X) else X.copy()
+        X[0, 0] = np.nan
+    elif mutation == "one_row":
+        X, y = X[:1], None if y is None else y[:1]
+    elif mutation == "empty":
+        X, y = X[:0], None if y is None else y[:0]
+    elif mutation == "text":
+        X = np.array(["the cat sat"] * X.shape[0])
+    if name == "ConditionalNCEClassifier" and mutation != "not_a_pair":
+        return (X, y)
+    return X
+
+
+class _Passes:
+    """A restartable stream whose later passes yield ``later`` of its chunks."""
+
+    def __init__(self, chunks, later):
+        self.chunks, self.later, self.done = chunks, later, 0
+
+    def __iter__(self):
+        n = len(self.chunks) if self.done == 0 else self.later
+        yield from (self.chunks[i % len(self.chunks)] for i in range(n))
+        self.done += 1
+
+
+@settings(CASES, max_examples=8)
+@given(data=st.data())
+@pytest.mark.parametrize("name", STREAMING)
+def test_generated_chunk_streams(name, data):
+    """Sequences of valid and damaged chunks, passes that change: a fit or a clear error
+    naming the chunk (or the stream's passes)."""
+    n_chunks = data.draw(st.integers(1, 4), label="chunks")
+    mutations = [
+        data.draw(st.sampled_from(CHUNK_MUTATIONS), label=f"chunk {i}") for i in range(n_chunks)
+    ]
+    chunks = [_chunk(name, i, m, data) for i, m in enumerate(mutations)]
+    later = data.draw(st.sampled_from([n_chunks, n_chunks - 1, n_chunks + 1]), label="later")
+    stream = _Passes(chunks, later) if later != n_chunks or data.draw(st.booleans()) else chunks
+    estimator = _make(name, **REGISTRY[name].streaming, max_epochs=2)
+    result = attempt(
+        f"stream: {'+'.join(sorted(set(mutations)))}, later pass {later - n_chunks:+d}",
+        lambda: estimator.fit(stream),
+        lambda result, caught: _check_outputs(
+            estimator, chunks[0][0] if isinstance(chunks[0], tuple) else chunks[0]
+        ),
+    )
+    if result is not _FAILED:
+        # a fit ends only on sound chunks whose every pass yields the same chunks
+        assert set(mutations[1:]) <= {"valid", "one_row"}
+        assert later == n_chunks or not isinstance(stream, _Passes)
+
+
+@settings(CASES, max_examples=12)
+@given(content=st.binary(max_size=200), keep=st.integers(0, 400), npz=st.booleans())
+def test_generated_chunk_files(content, keep, npz):
+    """A chunk file holding random bytes, or a valid archive cut short: a chunk read back
+    as written, or a ValueError naming the file."""
+    from sknce.datasets import NpzChunks, save_npz_chunks
+
+    with tempfile.TemporaryDirectory() as directory:
+        chunks = save_npz_chunks([sp.random(4, 5, density=0.5, random_state=0)], directory)
+        path = chunks.files[0]
+        written = path.read_bytes()
+        path.write_bytes(written[:keep] if npz else content)
+        damaged = path.read_bytes() != written
+
+        def check(block, caught):
+            assert not damaged, "a damaged chunk file was read without an error"
+
+        category = "chunk file: random bytes or cut short"
+        if attempt(category, lambda: NpzChunks([path])[0], check) is _FAILED:
+            assert all(path.name in m for m in MESSAGES[category, CLEAR_SKNCE])
+
+
+# --- continued fits after set_params (issue 22) --------------------------------------------
+def _continued_change(estimator, data) -> dict:
+    """A parameter change: one that fixes the network (another value) or a setting."""
+    current = estimator.get_params()
+    choices = []
+    for key in ("n_components", "n_landmarks", "embedding_dim"):
+        if isinstance(current.get(key), Integral):
+            choices.append({key: current[key] + 1})
+    if isinstance(current.get("hidden_layer_sizes"), tuple):
+        choices.append({"hidden_layer_sizes": (*current["hidden_layer_sizes"], 3)})
+    choices += [
+        {"batch_size": 3},
+        {"optimizer": torch.optim.SGD},
+        {"optimizer_kwargs": {"weight_decay": 0.01}},
+        {"callbacks": [("noop", _Noop())]},
+        {"lr": 0.5},
+    ]
+    return data.draw(st.sampled_from(choices), label="change")
+
+
+from skorch.callbacks import Callback as _Callback  # noqa: E402
+
+
+class _Noop(_Callback):
+    pass
+
+
+@settings(CASES, max_examples=8)
+@given(data=st.data())
+@pytest.mark.parametrize("name", ARRAY)
+def test_partial_fit_after_set_params(name, data):
+    """A change between partial_fit calls: honoured (the net takes it) or refused with an
+    error naming it, the estimator as before."""
+    estimator = _make(name)
+    X, y = _valid(KIND[name])
+    extra = {"classes": np.unique(y)} if name == "ConditionalNCEClassifier" else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        REGISTRY[name].partial_fit(estimator, X, y, **extra)
+    change = _continued_change(estimator, data)
+    estimator.set_params(**change)
+    ((key, value),) = change.items()
+
+    def check():
+        net = estimator.net_
+        if key == "batch_size":
+            assert net.batch_size == value
+        elif key == "optimizer":
+            assert isinstance(net.optimizer_, value)
+        elif key == "optimizer_kwargs":
+            assert all(g["weight_decay"] == 0.01 for g in net.optimizer_.param_groups)
+        elif key == "callbacks":
+            assert "noop" in dict(net.callbacks_)
+        elif key == "lr":
+            assert all(g["lr"] == value for g in net.optimizer_.param_groups)
+        else:
+            raise AssertionError(f"{key} changed and the continued fit did not refuse it")
+
+    _fit_case(
+        f"partial_fit after set_params({key})",
+        estimator,
+        lambda: REGISTRY[name].partial_fit(estimator, X, y),
+        check,
+    )
+    if key in ("n_components", "n_landmarks", "embedding_dim", "hidden_layer_sizes"):
+        assert OUTCOMES[f"partial_fit after set_params({key})", CLEAR_SKNCE] > 0
+
+
+# --- user encoders (issue 22) -----------------------------------------------------------------
+class _Faulty(torch.nn.Module):
+    """An encoder whose output has a generated fault."""
+
+    def __init__(self, n_features, fault="none", rows=0, width=4):
+        super().__init__()
+        self.linear = torch.nn.Linear(n_features, width)
+        self.fault, self.rows = fault, rows
+
+    def forward(self, x):
+        out = self.linear(x)
+        if self.fault == "rows":
+            out = (
+                out[: max(x.shape[0] - self.rows, 0)]
+                if self.rows > 0
+                else torch.cat([out, out[:1]])
+            )
+        elif self.fault == "float64":
+            out = out.double()
+        elif self.fault == "int64":
+            out = out.long()
+        elif self.fault == "nan" and self.training:
+            out = out * float("nan")
+        elif self.fault == "3d":
+            out = out.unsqueeze(1)
+        return out
+
+
+@settings(CASES, max_examples=6)
+@given(
+    fault=st.sampled_from(["none", "rows", "float64", "int64", "nan", "3d"]),
+    rows=st.integers(-1, 3),
+)
+@pytest.mark.parametrize("name", [n for n in ARRAY if "encoder" in ESTIMATORS[n]().get_params()])
+def test_user_encoders_with_generated_faults(name, fault, rows):
+    """An encoder returning the wrong rows, dtype, shape or values: a ValueError saying
+    what an encoder must return; a sound one trains."""
+    X, y = _valid(KIND[name])
+    encoder = _Faulty(X.shape[1], fault, rows)
+    estimator = _make(name, encoder=encoder)
+    result = attempt(
+        f"encoder: {fault}",
+        lambda: _fit(estimator, name, X, y),
+        lambda result, caught: _check_outputs(estimator, X),
+    )
+    if fault == "none" or (fault == "rows" and rows == 0):
+        assert result is not _FAILED
+    else:
+        assert result is _FAILED
+        assert any("encoder" in m for m in MESSAGES[f"encoder: {fault}", CLEAR_SKNCE])

@@ -114,6 +114,7 @@ def test_simplex_etf_report_rejects_nan_labels_and_representations():
         assert "/sknce/" in error.traceback[-1].path.as_posix()
 
 
+@pytest.mark.filterwarnings("ignore:recover_topic_posterior reads exp f:UserWarning")
 def test_recover_topic_posterior_names_the_estimator_it_needs(small_corpus):
     corpus = small_corpus
     direct = DirectNCEEmbedder(n_components=4, **FULL_BATCHES).fit(corpus.X)

@@ -24,6 +24,7 @@ from sknce._base import (
     common_params,
 )
 from sknce._callbacks import ChanceAwareEarlyStopping, LinearDecay
+from sknce._checks import check_same_classes
 from sknce._compat import Interval, StrOptions, check_is_fitted, validate_data
 from sknce._data import (
     SampledDataset,
@@ -248,6 +249,12 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         (common with 10^5 labels). ``None``: the labels seen in ``y``. With
         ``noise="unigram"`` the counts are then smoothed by one, so that every label
         has a positive noise probability.
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes, multiplying each example's loss (and its
+        ``sample_weight``), as in scikit-learn's classifiers: ``{label: weight}``
+        (labels absent weigh 1), or ``"balanced"``, ``n_samples / (n_classes *
+        np.bincount(y))``. The weights are scaled to mean 1 over the training set.
+        ``"balanced"`` needs every label at once: not with ``partial_fit``.
     max_epochs : int or "auto", default="auto"
         Passes over the training data at most (early stopping ends most fits
         sooner). ``"auto"``: about 3,000 gradient steps,
@@ -353,7 +360,10 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
 
     Notes
     -----
-    All of scikit-learn's common estimator checks pass; none is expected to fail.
+    Two of scikit-learn's common checks are expected to fail,
+    ``check_sample_weight_equivalence_on_dense_data`` and ``..._on_sparse_data``: a
+    weight scales an example's loss in each stochastic batch, while repeating the
+    example changes the batches and the negatives drawn, so the two fits differ.
 
     References
     ----------
@@ -403,6 +413,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         "lr": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "n_jobs": [Integral, None],
         "batch_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
     }
 
     def __init__(
@@ -426,6 +437,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         shared_negatives: bool = False,
         remove_accidental_hits: bool = False,
         classes=None,
+        class_weight: dict | str | None = None,
         max_epochs: int | str = "auto",
         batch_size: int | str = "auto",
         lr: float | str = "auto",
@@ -462,6 +474,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         self.remove_accidental_hits = remove_accidental_hits
         self.classes = classes
         self.n_jobs = n_jobs
+        self.class_weight = class_weight
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -620,6 +633,8 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], reset=reset
         )
         _check_targets(y)
+        if not reset:
+            check_same_classes(classes, self.classes_)
         declared = self.classes if classes is None else classes
         if reset and partial and declared is None:
             raise ValueError(
@@ -802,7 +817,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             shared=self.shared_negatives,
         )
 
-    def fit(self, X, y=None) -> ConditionalNCEClassifier:
+    def fit(self, X, y=None, sample_weight=None) -> ConditionalNCEClassifier:
         """Fit the model by NCE (or the full softmax for ``objective="mle"``).
 
         Parameters
@@ -817,15 +832,18 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             stopping holds out the last chunk. See :ref:`scaling`.
         y : array-like of shape (n_samples,), or None
             Labels, any hashable values; ``None`` when ``X`` is a stream of chunks.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Weight of each example's loss (times its ``class_weight``), scaled to
+            mean 1 over the training set; ``None``: 1. Not for a stream of chunks.
 
         Returns
         -------
         self : ConditionalNCEClassifier
             The fitted estimator.
         """
-        return super().fit(X, y)
+        return super().fit(X, y, sample_weight=sample_weight)
 
-    def partial_fit(self, X, y, classes=None) -> ConditionalNCEClassifier:
+    def partial_fit(self, X, y, classes=None, sample_weight=None) -> ConditionalNCEClassifier:
         """One pass of training over a chunk, continuing the fitted network.
 
         The first call fixes ``classes_`` (from ``classes``, required then unless the
@@ -843,13 +861,22 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         classes : array-like of shape (n_classes,) or None, default=None
             Every label of the problem; required on the first call (unless the
             ``classes`` parameter is set), ignored on later ones.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Weight of each example's loss in this chunk (times its ``class_weight``),
+            scaled to mean 1 over the chunk; ``None``: 1.
 
         Returns
         -------
         self : ConditionalNCEClassifier
             The fitted estimator.
         """
-        return super().partial_fit(X, y, classes=classes)
+        if isinstance(self.class_weight, str):
+            raise ValueError(
+                'class_weight="balanced" needs the counts of every label, which partial_fit '
+                "does not see at once. Pass a dict, e.g. from "
+                "sklearn.utils.class_weight.compute_class_weight on all the labels."
+            )
+        return super().partial_fit(X, y, classes=classes, sample_weight=sample_weight)
 
     # --- inference ------------------------------------------------------------------
     def _validated(self, X):
@@ -1024,7 +1051,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             best_id[rows] = index.cpu().numpy()
         return self.classes_[best_id]
 
-    def score(self, X, y) -> float:
+    def score(self, X, y, sample_weight=None) -> float:
         """Mean accuracy of :meth:`predict` on ``X`` against ``y``.
 
         Parameters
@@ -1033,9 +1060,12 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             The inputs.
         y : array-like of shape (n_samples,)
             True labels.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Weight of each example in the mean; ``None``: 1.
 
         Returns
         -------
         float
         """
-        return float(accuracy_score(check_sortable_labels(y), self.predict(X)))
+        y_pred = self.predict(X)
+        return float(accuracy_score(check_sortable_labels(y), y_pred, sample_weight=sample_weight))

@@ -70,6 +70,9 @@ class BagRankingStep(KernelStep):
             np.ascontiguousarray(negatives),
             targets.pos_log_noise.numpy(),
             np.ascontiguousarray(neg_log_noise),
+            np.empty(0, np.float32)
+            if targets.sample_weight is None
+            else np.ascontiguousarray(targets.sample_weight.numpy(), dtype=np.float32),
         )
         return params, batch, targets.neg_mask is not None
 

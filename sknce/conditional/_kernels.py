@@ -58,6 +58,7 @@ def sgd_bag_ranking(
     negatives: np.ndarray,
     pos_log_noise: np.ndarray,
     neg_log_noise: np.ndarray,
+    weights: np.ndarray,
     lo: int,
     hi: int,
     lr: float,
@@ -82,6 +83,8 @@ def sgd_bag_ranking(
         ``log p_N`` of each example's label.
     neg_log_noise : float array of shape (n, K)
         ``log p_N`` of each negative.
+    weights : float array of shape (n,) or (0,)
+        Weight of each example's loss (``sample_weight``), or empty for 1.
     lo, hi : int
         The examples this call trains on.
     lr : float
@@ -140,11 +143,12 @@ def sgd_bag_ranking(
         for j in range(n_scored):
             norm += math.exp(scores[j] - top)
         lse = top + math.log(norm)
-        total_loss += lse - scores[0]
+        weight = weights[i] if weights.shape[0] > 0 else 1.0
+        total_loss += weight * (lse - scores[0])
         # d loss / d a_j = softmax_j - [j = 0], gathered per distinct label row
         n_rows = 0
         for j in range(n_scored):
-            g = math.exp(scores[j] - lse) - (1.0 if j == 0 else 0.0)
+            g = weight * (math.exp(scores[j] - lse) - (1.0 if j == 0 else 0.0))
             target = targets[j]
             slot = n_rows
             for t in range(n_rows):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from numbers import Integral, Real
 from typing import NamedTuple
 
@@ -279,9 +280,10 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
 
     Notes
     -----
-    Two of scikit-learn's common checks are expected to fail, for one reason:
-    ``check_methods_sample_order_invariance`` and ``check_methods_subset_invariance``
-    call ``score_samples(X)`` with ``X`` alone, while this estimator's
+    Three of scikit-learn's common checks are expected to fail, for one reason:
+    ``check_methods_sample_order_invariance``, ``check_methods_subset_invariance`` and
+    ``check_array_api_input`` (run with ``SCIPY_ARRAY_API=1``) call
+    ``score_samples(X)`` with ``X`` alone, while this estimator's
     ``score_samples(X, y)`` is the log-density of a target ``y`` given ``X`` and
     needs both. ``predict`` passes both checks, and sknce's own tests check that
     ``score_samples`` and ``predict_interval`` do not depend on the batch.
@@ -387,7 +389,9 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
             reset=reset,
         )
         self._sizes(X.shape[0])  # checks hidden_layer_sizes
-        return _Examples(X, np.asarray(y, dtype=np.float64))
+        y = np.asarray(y, dtype=np.float64)
+        self._warn_beyond_first_chunk(y, partial, continues=not reset)
+        return _Examples(X, y)
 
     def _start_fit(self, data: _Examples, seeds: Seeds) -> _Examples:
         return _Examples(self._prepare(data.X, data.y, seeds), data.y)
@@ -439,6 +443,42 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
             for v in (y_std.min() - _GRID_MARGIN, y_std.max() + _GRID_MARGIN)
         )
         return X
+
+    def _warn_beyond_first_chunk(self, y, partial: bool, continues: bool) -> None:
+        """Warn when ``partial_fit`` meets targets the first call's scaling cannot learn.
+
+        The first call fixes the target's standardisation, the base density and the
+        grid from its chunk; targets of a later chunk beyond the grid are clipped to
+        its ends, and a constant first chunk fixes a scale of 1 and a grid one unit
+        wide. Streaming regression learns only the range its first chunk spans
+        (``target_range_``).
+        """
+        fix = (
+            "Give partial_fit a first chunk that spans the targets' range (e.g. a random "
+            "sample of all the data), or fit on the whole data with fit."
+        )
+        if partial and not continues and np.ptp(y) == 0:
+            warnings.warn(
+                f"the first partial_fit chunk has a constant target ({y[0]:.4g}): the "
+                "target scaling, base density and grid fixed from it span one unit around "
+                "it, and later chunks' targets beyond that cannot be learned. " + fix,
+                UserWarning,
+                stacklevel=7,  # the caller of partial_fit
+            )
+        if not continues:
+            return
+        low, high = self.target_range_
+        outside = int(np.count_nonzero((y < low) | (y > high)))
+        if outside:
+            warnings.warn(
+                f"{outside} of {len(y)} targets of this chunk lie beyond the range fixed by "
+                f"the first call (targets about {self.target_range_[0]:.4g} to "
+                f"{self.target_range_[1]:.4g}): the model's density lives on that range, "
+                "so these targets are clipped to its ends and cannot be learned; expect "
+                "poor predictions for them. " + fix,
+                UserWarning,
+                stacklevel=7,  # the caller of partial_fit
+            )
 
     def _fitted_residuals(self, X, y_std: np.ndarray) -> np.ndarray:
         """Residuals :math:`z` of examples the base was fitted on (LinearBase.loc_scale).
@@ -513,7 +553,10 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
         base density and the grid (``input_scaler_``, ``y_mean_``, ``y_scale_``,
         ``base_``, ``grid_range_``) from its chunk; later calls keep them, the network
         and the optimizer's state. No validation split is held out and ``max_epochs``
-        is ignored: each call is one epoch over the chunk.
+        is ignored: each call is one epoch over the chunk. So streaming regression
+        learns only the target range of the first chunk: a later chunk with targets
+        beyond it, or a first chunk with a constant target, gives a ``UserWarning``;
+        start with a chunk that spans the range (e.g. a random sample of the data).
 
         Parameters
         ----------

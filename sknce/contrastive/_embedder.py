@@ -260,8 +260,11 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
     single member cannot form a positive pair: ``fit`` warns and uses them as
     negatives only, and raises a ``ValueError`` if no class has two members.
     ``score(X, y)`` is minus the NCE loss on tuples drawn from ``X`` and ``y``
-    from the fit's own random stream (repeatable). All of scikit-learn's
-    common checks pass; none is expected to fail.
+    from the fit's own random stream (repeatable). Two of scikit-learn's
+    common checks are expected to fail,
+    ``check_sample_weight_equivalence_on_dense_data`` and ``..._on_sparse_data``: a
+    weight scales an example's loss in each stochastic batch, while repeating the
+    example changes the batches and the negatives drawn, so the two fits differ.
 
     References
     ----------
@@ -467,7 +470,7 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
     def _make_objective(self) -> KNegativeLoss:
         return KNegativeLoss(loss=self.loss, beta=self.beta)
 
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, sample_weight=None):
         """Fit the encoder on tuples of latent-class pairs and negatives.
 
         Parameters
@@ -477,15 +480,18 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         y : array-like of shape (n_samples,)
             Latent-class (group) id of each point; points with the same id form
             positive pairs. Required: the default ``None`` is a ``ValueError``.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Weight of each point as an anchor: its tuple's loss is multiplied by it
+            (:mod:`sknce.losses`), after scaling the weights to mean 1. ``None``: 1.
 
         Returns
         -------
         self
             The fitted embedder.
         """
-        return super().fit(X, y)
+        return super().fit(X, y, sample_weight=sample_weight)
 
-    def partial_fit(self, X, y=None):
+    def partial_fit(self, X, y=None, sample_weight=None):
         """One pass of training over a chunk of points, continuing the fitted network.
 
         No validation split is held out and ``max_epochs`` is ignored: each call
@@ -500,13 +506,16 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         y : array-like of shape (n_samples,)
             Latent-class ids of the chunk's points. Required: the default ``None``
             is a ``ValueError``.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Weight of each point as an anchor: its tuple's loss is multiplied by it
+            (:mod:`sknce.losses`), after scaling the weights to mean 1. ``None``: 1.
 
         Returns
         -------
         self
             The embedder, trained one more epoch.
         """
-        return super().partial_fit(X, y)
+        return super().partial_fit(X, y, sample_weight=sample_weight)
 
     def transform(self, X):
         """Map points to unit vectors.
@@ -543,7 +552,9 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         Tuples are drawn as in training (same ``n_negatives``, ``negatives`` and
         ``exclude_collisions``, every point of a class with two or more members an
         anchor once) from the fit's own random stream, so repeated calls give the
-        same value. Higher is better.
+        same value. Higher is better. Chance, the score of a constant representation,
+        is :math:`-\\ln(1 + k)` for the logistic loss with ``k = n_negatives`` (-1 for
+        the hinge loss), also recorded as ``history_[-1]["chance_loss"]``.
 
         Parameters
         ----------

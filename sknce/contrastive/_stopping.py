@@ -109,6 +109,8 @@ class NeighbourStopping(EarlyStopping):
             self.best_smoothed_ = self.smoothed_
             self.best_epoch_ = net.history[-1, "epoch"]
             self.best_model_weights_ = copy.deepcopy(net.module_.state_dict())
+        # The history's (and the verbose table's) best: the epoch whose weights are kept.
+        net.history.record(f"{self.monitor}_best", self.best_epoch_ == net.history[-1, "epoch"])
         if self.misses_ >= self.patience:
             raise KeyboardInterrupt
 

@@ -8,11 +8,14 @@ written by :func:`save_npz_chunks` (or by :func:`scipy.sparse.save_npz`).
 from __future__ import annotations
 
 import os
+import zipfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+
+from sknce._checks import check_sparse_structure
 
 __all__ = ["NpzChunks", "save_npz_chunks"]
 
@@ -64,24 +67,7 @@ class NpzChunks:
         """Load chunk ``index``: its block, or ``(block, y)`` when the file holds ``y``."""
         if isinstance(index, slice):
             return NpzChunks(self.files[index])
-        with np.load(self.files[index], allow_pickle=False) as data:
-            if "format" in data.files:
-                if data["format"].item() not in ("csr", b"csr"):
-                    raise ValueError(
-                        f"{self.files[index]} holds a sparse matrix in format "
-                        f"{data['format'].item()!r}; save CSR matrices (X.tocsr())."
-                    )
-                X = sp.csr_matrix(
-                    (data["data"], data["indices"], data["indptr"]), shape=tuple(data["shape"])
-                )
-            elif "X" in data.files:
-                X = data["X"]
-            else:
-                raise ValueError(
-                    f"{self.files[index]} holds neither a CSR matrix nor an array 'X' "
-                    f"(keys: {data.files}); write chunks with sknce.datasets.save_npz_chunks."
-                )
-            return (X, data["y"]) if "y" in data.files else X
+        return load_npz_chunk(self.files[index])
 
     def __iter__(self):
         """Load the chunks one after the other."""
@@ -90,6 +76,73 @@ class NpzChunks:
 
     def __repr__(self) -> str:
         return f"NpzChunks({len(self)} files)"
+
+
+def load_npz_chunk(path: Path):
+    """The block (and ``y``) of one chunk file, or a ValueError naming the file and the fault.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        A ``.npz`` file in the layout of :func:`save_npz_chunks`.
+
+    Returns
+    -------
+    ndarray or csr_matrix, or (block, ndarray)
+    """
+    fix = "rewrite it with sknce.datasets.save_npz_chunks"
+    try:
+        data = np.load(path, allow_pickle=False)
+    except (OSError, EOFError, ValueError, zipfile.BadZipFile) as error:
+        what = "is empty" if path.stat().st_size == 0 else "is not a readable .npz file"
+        raise ValueError(
+            f"chunk file {path} {what} (truncated or damaged?): {type(error).__name__}: "
+            f"{error}; {fix}."
+        ) from error
+    if not isinstance(data, np.lib.npyio.NpzFile):
+        raise ValueError(
+            f"chunk file {path} holds a single .npy array, not an .npz archive; {fix} "
+            "(np.savez(path, X=block) for a dense block)."
+        )
+    try:
+        with data:
+            if "format" in data.files:
+                X = _csr_from(data, path, fix)
+            elif "X" in data.files:
+                X = data["X"]
+            else:
+                raise ValueError(
+                    f"chunk file {path} holds neither a CSR matrix nor an array 'X' "
+                    f"(keys: {data.files}); {fix}."
+                )
+            return (X, data["y"]) if "y" in data.files else X
+    except ValueError as error:
+        if str(path) in str(error):
+            raise
+        # numpy refuses pickled object arrays, a damaged member fails to decompress, ...
+        raise ValueError(f"chunk file {path} cannot be read: {error}; {fix}.") from error
+    except (OSError, EOFError, zipfile.BadZipFile, KeyError) as error:
+        raise ValueError(
+            f"chunk file {path} is damaged or truncated: {type(error).__name__}: {error}; {fix}."
+        ) from error
+
+
+def _csr_from(data, path: Path, fix: str) -> sp.csr_matrix:
+    """The CSR matrix of an archive in :func:`scipy.sparse.save_npz`'s layout, checked."""
+    form = data["format"].item()
+    if form not in ("csr", b"csr"):
+        raise ValueError(
+            f"{path} holds a sparse matrix in format {form!r}; save CSR matrices (X.tocsr())."
+        )
+    missing = sorted({"data", "indices", "indptr", "shape"} - set(data.files))
+    if missing:
+        raise ValueError(f"chunk file {path} lacks the CSR array(s) {missing}; {fix}.")
+    X = sp.csr_matrix((data["data"], data["indices"], data["indptr"]), shape=tuple(data["shape"]))
+    try:
+        check_sparse_structure(X)
+    except ValueError as error:
+        raise ValueError(f"chunk file {path}: {error}") from None
+    return X
 
 
 # A sequence (estimators shuffle the chunks of sequences) without inheriting the

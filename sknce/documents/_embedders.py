@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import math
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from numbers import Integral, Real
 
 import numpy as np
@@ -24,10 +24,7 @@ from sknce._bags import BAGS, normalize_bags, smooth_idf
 from sknce._base import ENCODER_CONSTRAINT, BaseNCE, common_params
 from sknce._callbacks import ChanceAwareEarlyStopping
 from sknce._compat import Interval, StrOptions, check_is_fitted, validate_data
-from sknce._data import (
-    SampledDataset,
-    csr_to_tensor,
-)
+from sknce._data import SampledDataset, csr_to_tensor, first_chunk
 from sknce._random import Seeds
 from sknce.documents._sampler import DocumentPairSampler
 from sknce.documents._spectral import spectral_projection
@@ -228,6 +225,11 @@ class _BaseDocumentNCE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNC
     def _make_dataset(self, data: sp.csr_matrix, device: str) -> SampledDataset:
         return SampledDataset(self._sampler(data, device))
 
+    def _weights_of_examples(self, X, weights: np.ndarray) -> np.ndarray:
+        # the documents _validate_fit_data keeps: 2 tokens or more
+        counts = validate_data(self, X, accept_sparse="csr", reset=False)
+        return weights[np.asarray(counts.sum(axis=1)).ravel() >= 2]
+
     def _make_objective(self) -> PairLogisticLoss:
         return PairLogisticLoss()
 
@@ -253,8 +255,7 @@ class _BaseDocumentNCE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNC
 
     def _first_chunk(self, chunks) -> sp.csr_matrix:
         """The usable documents of the stream's first chunk."""
-        first = chunks[0] if isinstance(chunks, Sequence) else next(iter(chunks))
-        return self._chunk_documents(first)
+        return self._chunk_documents(first_chunk(chunks))
 
     def _start_stream(self, chunks, summary: dict, seeds: Seeds) -> sp.csr_matrix:
         """``idf_`` of every chunk; the landmarks, the start and the output statistics
@@ -286,7 +287,7 @@ class _BaseDocumentNCE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNC
     def _chunk_dataset(self, chunk, device: str) -> SampledDataset:
         return SampledDataset(self._sampler(self._chunk_documents(chunk), device))
 
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, sample_weight=None):
         """Fit the contrastive model on unlabeled documents, in memory or streamed in chunks.
 
         Parameters
@@ -303,15 +304,19 @@ class _BaseDocumentNCE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNC
             come from the first chunk. See :ref:`scaling`.
         y : None
             Ignored.
+        sample_weight : array-like of shape (n_documents,) or None, default=None
+            Weight of each document: its positive pair and its negative pairs count
+            that much in the loss (:mod:`sknce.losses`), after scaling the weights to
+            mean 1. ``None``: 1. Not for a stream of chunks.
 
         Returns
         -------
         self
             The fitted embedder.
         """
-        return super().fit(X, y)
+        return super().fit(X, y, sample_weight=sample_weight)
 
-    def partial_fit(self, X, y=None):
+    def partial_fit(self, X, y=None, sample_weight=None):
         """One pass of training over a chunk of documents, continuing the fitted network.
 
         The first call initialises the model (``idf_``, the landmarks, the spectral
@@ -326,12 +331,16 @@ class _BaseDocumentNCE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNC
             Non-negative integer word counts over the vocabulary of the first call.
         y : None
             Ignored.
+        sample_weight : array-like of shape (n_documents,) or None, default=None
+            Weight of each document: its positive pair and its negative pairs count
+            that much in the loss (:mod:`sknce.losses`), after scaling the weights to
+            mean 1. ``None``: 1.
 
         Returns
         -------
         self
         """
-        return super().partial_fit(X, y)
+        return super().partial_fit(X, y, sample_weight=sample_weight)
 
     @property
     def _scorer(self):
@@ -354,7 +363,10 @@ class _BaseDocumentNCE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNC
         document paired with other documents of its batch) from the fit's own random
         stream, so repeated calls give the same value. Higher is better,
         which lets :class:`~sklearn.model_selection.GridSearchCV` choose
-        hyperparameters without labels (Tosh et al., Section 7.4.2).
+        hyperparameters without labels (Tosh et al., Section 7.4.2). Chance, the
+        score of a constant guess, is minus ``history_[-1]["chance_loss"]``: the binary
+        entropy of :math:`1 / (1 + k)` for ``k = n_negatives``, :math:`-\\ln 2 \\approx
+        -0.6931` at ``n_negatives=1``; a score near it means nothing was learned.
 
         Parameters
         ----------
@@ -594,7 +606,11 @@ class LandmarkNCEEmbedder(_BaseDocumentNCE):
     tokens) and raise a ``ValueError`` naming the fix on non-integer input;
     ``transform`` accepts any non-negative bag. The estimator declares the
     ``categorical`` input tag, so scikit-learn's common checks feed it rounded,
-    integer-valued data; all of them pass and none is expected to fail.
+    integer-valued data. Two of
+    scikit-learn's common checks are expected to fail,
+    ``check_sample_weight_equivalence_on_dense_data`` and ``..._on_sparse_data``: a
+    weight scales an example's loss in each stochastic batch, while repeating the
+    example changes the batches and the negatives drawn, so the two fits differ.
 
     References
     ----------
@@ -1001,7 +1017,8 @@ class DirectNCEEmbedder(_BaseDocumentNCE):
     Notes
     -----
     Input handling and the common checks are as for :class:`LandmarkNCEEmbedder`:
-    integer counts in ``fit`` and ``score``; all common checks pass.
+    integer counts in ``fit`` and ``score``; the same two sample-weight checks are
+    expected to fail.
 
     References
     ----------

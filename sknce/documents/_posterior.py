@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -85,7 +86,8 @@ def recover_topic_posterior(
         example), which can represent the log of a posterior mixture. The default
         bilinear scorer, :math:`\hat f(x, l)` linear in the bag of :math:`x`, ranks the
         topics but its :math:`\exp \hat f` is not calibrated, which the
-        :math:`\ell_2` error of the estimate shows.
+        :math:`\ell_2` error of the estimate shows: it gives a ``UserWarning`` naming
+        the pair-network recipe.
     X : {array-like, sparse matrix} of shape (n_documents, n_words)
         Word counts of the documents.
     topics : array-like of shape (n_topics, n_words)
@@ -137,6 +139,17 @@ def recover_topic_posterior(
         raise ValueError(
             "recover_topic_posterior needs single-word landmarks (each landmark one token "
             "of one word); fit the embedder with landmarks='words' (Section 6.1)."
+        )
+    if getattr(embedder, "scorer", "pair") != "pair":
+        warnings.warn(
+            f"recover_topic_posterior reads exp f(x, l) as the posterior ratio g*, but this "
+            f"embedder's scorer={embedder.scorer!r} is linear in the bag of words and its "
+            "exp f is not calibrated: the estimated posteriors can be far from the truth. "
+            "Fit the paper's network of the pair for this: LandmarkNCEEmbedder("
+            "landmarks='words', split='word', scorer='pair', bag='tf', lr=1e-3) (see the "
+            "user guide, 'Topic posterior recovery').",
+            UserWarning,
+            stacklevel=2,
         )
     topics = np.asarray(topics, dtype=np.float64)
     word_probs = np.asarray(word_probs, dtype=np.float64).ravel()

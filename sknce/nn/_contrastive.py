@@ -109,7 +109,10 @@ class LatentClassScorer(nn.Module):
         z = self.encoder(torch.cat([x, x_pos]))
         anchor, positive = z[:n_anchors], z[n_anchors:]
         if neg_index is not None:
-            negatives = z[neg_index]
+            # index_select, not z[neg_index]: the backward of advanced indexing accumulates
+            # in a thread-dependent order on the CPU, so a fit would not be reproducible
+            # with several torch threads; index_select's backward adds in a fixed order.
+            negatives = z.index_select(0, neg_index.reshape(-1)).reshape(*neg_index.shape, -1)
         else:
             encoded = self.encoder(torch.cat(x_neg))  # (k B, d), block j = negative j
             negatives = encoded.reshape(len(x_neg), n_anchors, -1).transpose(0, 1)

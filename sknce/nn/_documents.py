@@ -51,7 +51,10 @@ class _PairScoring(nn.Module):
         a = self.encode_left(x1)
         c = self.encode_right(x2)
         pos = self.combine(a, c[: a.shape[0]])
-        neg = self.combine(a.unsqueeze(1), c[partners])
+        # index_select: the backward of c[partners] adds in a thread-dependent order on the
+        # CPU (not reproducible with several torch threads); index_select's does not.
+        negatives = c.index_select(0, partners.reshape(-1)).reshape(*partners.shape, -1)
+        neg = self.combine(a.unsqueeze(1), negatives)
         return {"pos": pos, "neg": neg}
 
 

@@ -6,6 +6,7 @@ batch, and :func:`output_dim` reads the width of an encoder's output.
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import torch
@@ -151,9 +152,15 @@ class MLP(nn.Module):
 
 
 class DenseInput(nn.Module):
-    """Wrap an encoder so that it receives dense input: a sparse batch is densified.
+    """Wrap a user's encoder: dense input, and its output checked.
 
-    Only one batch is densified at a time, never the whole ``X``.
+    A sparse batch is densified (one batch at a time, never the whole ``X``). The
+    output must be a float32 tensor of shape (batch, d): its shape and dtype are
+    checked at every call (free: no data is read) and its values once, on the first
+    training batch, so that a wrong encoder is named here rather than failing inside
+    sknce's scorers. A training batch of one row is encoded in eval mode when the
+    encoder has batch normalisation, which cannot compute batch statistics of one
+    row (the running statistics are used for that batch).
 
     Parameters
     ----------
@@ -164,6 +171,7 @@ class DenseInput(nn.Module):
     def __init__(self, module: nn.Module) -> None:
         super().__init__()
         self.module = module
+        self.checked_values = False
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """The wrapped module's output on the dense form of ``x``.
@@ -177,7 +185,89 @@ class DenseInput(nn.Module):
         -------
         Tensor of shape (batch, d)
         """
-        return self.module(x.to_dense() if x.is_sparse else x)
+        x = x.to_dense() if x.is_sparse else x
+        if self.training and x.shape[0] == 1 and _has_batch_norm(self.module):
+            self.module.eval()
+            try:
+                out = self.module(x)
+            finally:
+                self.module.train()
+        else:
+            out = self.module(x)
+        first = self.training and not getattr(self, "checked_values", True)
+        check_encoder_output(out, x.shape, values=first)
+        if self.training:
+            self.checked_values = True
+        return out
+
+
+def build_encoder(encoder_class: type, n_features: int) -> nn.Module:
+    """An encoder class built with ``n_features``, or with no argument if it takes none.
+
+    Parameters
+    ----------
+    encoder_class : type
+        A ``torch.nn.Module`` subclass.
+    n_features : int
+        Number of input features, passed as the first positional argument when the
+        class's constructor accepts one.
+
+    Returns
+    -------
+    nn.Module
+    """
+    try:
+        parameters = list(inspect.signature(encoder_class).parameters.values())
+    except (TypeError, ValueError):  # no signature to read: pass the width as documented
+        return encoder_class(n_features)
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    takes_width = any(
+        p.kind in positional or p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters
+    )
+    return encoder_class(n_features) if takes_width else encoder_class()
+
+
+def _has_batch_norm(module: nn.Module) -> bool:
+    return any(isinstance(m, nn.modules.batchnorm._BatchNorm) for m in module.modules())
+
+
+def check_encoder_output(out, input_shape, values: bool = False) -> None:
+    """A ValueError naming what an encoder must return when ``out`` is not it.
+
+    Parameters
+    ----------
+    out : object
+        The encoder's output on a batch of shape ``input_shape``.
+    input_shape : tuple of int
+        ``(batch, n_features)``.
+    values : bool, default=False
+        Also check that the values are finite (reads them: a device sync).
+    """
+    batch, n_features = input_shape
+    must = (
+        f"An encoder must map a float32 tensor of shape (batch, {n_features}) to a float32 "
+        "tensor of shape (batch, d)"
+    )
+    if not isinstance(out, torch.Tensor):
+        raise ValueError(f"the encoder returned a {type(out).__name__}, not a tensor. {must}.")
+    if out.dim() != 2 or out.shape[0] != batch:
+        raise ValueError(
+            f"the encoder returned {tuple(out.shape)} for a batch of shape "
+            f"({batch}, {n_features}): {must}, one row per input row. Flatten its output "
+            "(end it with torch.nn.Flatten()) and do not drop, add or reorder rows."
+        )
+    if out.dtype != torch.float32:
+        raise ValueError(
+            f"the encoder returned {out.dtype} values. {must}: keep its weights in float32 "
+            "(do not call .double() on it) and cast its output with .float() if it computes "
+            "in another type; integer outputs (argmax, indices) carry no gradient."
+        )
+    if values and not bool(torch.isfinite(out).all()):
+        raise ValueError(
+            f"the encoder returned NaN or infinite values on a training batch. {must}, "
+            "finite: check its initialisation, its operations (log of 0, division by 0) "
+            "and the scale of its inputs."
+        )
 
 
 def output_dim(encoder: nn.Module, n_features: int) -> int:
@@ -220,4 +310,5 @@ def output_dim(encoder: nn.Module, n_features: int) -> int:
             f"a batch of 2 it returned {shape}. Flatten its output, e.g. end it with "
             "torch.nn.Flatten()."
         )
+    check_encoder_output(out, (2, n_features))
     return int(out.shape[1])

@@ -23,6 +23,7 @@ from skorch.callbacks import Callback, LRScheduler, ProgressBar
 
 from sknce._base import BaseNCE, common_params
 from sknce._callbacks import LinearDecay
+from sknce._checkpoints import stamp_fingerprint
 from sknce._compat import Interval, StrOptions, check_is_fitted
 from sknce.losses import BinaryNCELoss, NegativeSamplingLoss
 from sknce.nn import ACESkipGram
@@ -611,6 +612,8 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
             if name == "lr_decay":
                 callback.total_epochs = total
         self._set_vocabulary(vocab, noise)
+        # Checkpoints carry it: resuming one of another vocabulary is an error.
+        stamp_fingerprint(self.net_.module_, "vocabulary", vocab.words)
         self._sync_vectors()
         return data._replace(vocab=vocab, noise=noise, n_documents=n_documents, undo=undo)
 
@@ -633,6 +636,7 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
                 weight[torch.as_tensor(data.pretrained.rows)] = torch.as_tensor(
                     data.pretrained.vectors
                 )
+        stamp_fingerprint(module, "vocabulary", data.vocab.words)
         return module
 
     def _make_objective(self) -> BinaryNCELoss | NegativeSamplingLoss:

@@ -18,6 +18,7 @@ from itertools import repeat
 
 import numpy as np
 
+from sknce._warnings import warn_caller
 from sknce.words._kernels import window_contexts
 
 __all__ = [
@@ -370,6 +371,19 @@ class Vocabulary:
                 f"no word occurs at least min_count={effective} times in X (the most "
                 f"frequent word, {top_word!r}, occurs {top_count} times) or trim_rule drops "
                 "them all; lower min_count, raise max_final_vocab, or pass a larger corpus."
+            )
+        if len(kept) == 1:
+            others = len(counter) - 1
+            why = (
+                f"the {others} other words of X occur fewer than min_count={effective} "
+                "times or trim_rule drops them"
+                if others
+                else "X has no other word"
+            )
+            warn_caller(
+                f"the vocabulary holds a single word, {kept[0][0]!r} ({why}): every "
+                "negative would be that word itself, so training learns nothing and "
+                "similarities mean nothing. Lower min_count or pass a larger corpus."
             )
         counts = np.fromiter((c for _, c in kept), dtype=np.int64, count=len(kept))
         # gensim's sort_by_descending_frequency: lexsort((-indices, -counts)).

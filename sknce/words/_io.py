@@ -26,8 +26,11 @@ import json
 import os
 import re
 import secrets
+import signal
 import stat
+import threading
 import warnings
+import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -46,7 +49,24 @@ _CONTROL = re.compile(rb"[\x00-\x1f]")
 _FORBIDDEN_IN_WORD = re.compile(r"[\x00-\x20]")
 _UNICODE_ERRORS = ("strict", "replace", "ignore")
 _NATIVE_FORMAT = "sknce.WordVectors"
-_NATIVE_VERSION = 1
+# Version 2 adds the pair token: the JSON file's "pair" and the matrix file's trailer.
+_NATIVE_VERSION = 2
+_NATIVE_KEYS = {
+    "n_words": int,
+    "vector_size": int,
+    "dtype": str,
+    "words": list,
+    "vecattrs": dict,
+}
+_PAIR_TRAILER = b"\nsknce.WordVectors pair "
+_PAIR_HEX = 32
+_UTF8_BOM = codecs.BOM_UTF8
+# Bounds of a header's numbers: beyond them no matrix can be indexed.
+_MAX_WORDS = 1 << 48
+_MAX_DIMS = 1 << 31
+# Largest ratio of uncompressed to compressed size: deflate's (gzip) is 1032; bzip2's
+# is far higher for pathological input (runs of one byte), about 4.6e7.
+_MAX_RATIO = {".gz": 1100, ".bz2": 5 * 10**7}
 
 
 def open_file(path: PathType, mode: str):
@@ -71,6 +91,117 @@ def open_file(path: PathType, mode: str):
 
 
 @contextlib.contextmanager
+def file_errors(path: PathType):
+    """Decompression errors while reading ``path`` as ValueErrors naming the file.
+
+    A truncated or damaged ``.gz``/``.bz2`` file, or a plain file whose name ends
+    in ``.gz``, makes the decompressors raise ``EOFError``, ``zlib.error`` or an
+    ``OSError`` without an ``errno``; input/output errors of the system (which
+    have one) pass unchanged.
+
+    Parameters
+    ----------
+    path : str or path-like
+    """
+    try:
+        yield
+    except (EOFError, zlib.error, OSError) as exc:
+        if isinstance(exc, OSError) and exc.errno is not None:
+            raise
+        suffix = Path(path).suffix
+        raise ValueError(
+            f"{path} cannot be read as a {suffix or 'plain'} file ({type(exc).__name__}: "
+            f"{exc}): it is truncated or damaged, or it is not {suffix}-compressed although "
+            "its name says so (rename it to match its content)."
+        ) from None
+
+
+@contextlib.contextmanager
+def _staged(path: Path):
+    """A binary stream to a new temporary file beside ``path``; yields (stream, temp path).
+
+    ``.gz``/``.bz2`` targets are compressed. The temporary file is complete when the
+    block ends; on any exception it is removed.
+    """
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    # os.open with 0o666 gives the permissions the user's umask allows, as open() would.
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with contextlib.ExitStack() as stack:
+            stream = stack.enter_context(open(fd, "wb"))
+            if path.suffix == ".gz":
+                stream = stack.enter_context(
+                    gzip.GzipFile(filename=path.name, mode="wb", fileobj=stream)
+                )
+            elif path.suffix == ".bz2":
+                stream = stack.enter_context(bz2.BZ2File(stream, "wb"))
+            yield stream, tmp
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+@contextlib.contextmanager
+def _interrupts_deferred():
+    """Hold back Ctrl-C (SIGINT) until the block ends, in the main thread.
+
+    Elsewhere (no signal handler can be set) the block runs as it is.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received = []
+    try:
+        previous = signal.signal(signal.SIGINT, lambda *args: received.append(args))
+    except ValueError:  # not the main interpreter
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous if previous is not None else signal.SIG_DFL)
+    if received and callable(previous):
+        previous(*received[0])
+    elif received and previous == signal.SIG_DFL:
+        signal.raise_signal(signal.SIGINT)
+
+
+def _switch(staged: list[tuple[Path, Path]]) -> None:
+    """Rename each temporary file over its target, all or none (Ctrl-C held back).
+
+    Each existing target is first hard-linked to a backup; if a rename fails, the
+    targets already replaced get their backups back (those that did not exist are
+    removed). The temporary files are removed in any case.
+    """
+    backups: dict[Path, Path] = {}
+    done: list[Path] = []
+    try:
+        with _interrupts_deferred():
+            try:
+                for tmp, target in staged:
+                    if target.exists():
+                        os.chmod(tmp, stat.S_IMODE(os.stat(target).st_mode))
+                        backup = tmp.with_suffix(".bak")
+                        with contextlib.suppress(OSError):  # no hard links: no rollback
+                            os.link(target, backup)
+                            backups[target] = backup
+                    os.replace(tmp, target)
+                    done.append(target)
+            except BaseException:
+                for target in reversed(done):
+                    if target in backups:
+                        os.replace(backups.pop(target), target)
+                    else:
+                        os.unlink(target)
+                raise
+    finally:
+        for path in [tmp for tmp, _ in staged] + list(backups.values()):
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+
+
+@contextlib.contextmanager
 def atomic_write(path: PathType):
     """A binary stream to a temporary file that replaces ``path`` only on success.
 
@@ -88,26 +219,9 @@ def atomic_write(path: PathType):
     binary file object
     """
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    # os.open with 0o666 gives the permissions the user's umask allows, as open() would.
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with contextlib.ExitStack() as stack:
-            stream = stack.enter_context(open(fd, "wb"))
-            if path.suffix == ".gz":
-                stream = stack.enter_context(
-                    gzip.GzipFile(filename=path.name, mode="wb", fileobj=stream)
-                )
-            elif path.suffix == ".bz2":
-                stream = stack.enter_context(bz2.BZ2File(stream, "wb"))
-            yield stream
-        if path.exists():
-            os.chmod(tmp, stat.S_IMODE(os.stat(path).st_mode))
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    with _staged(path) as (stream, tmp):
+        yield stream
+    _switch([(tmp, path)])
 
 
 # --- word2vec format: reading ----------------------------------------------------------
@@ -166,12 +280,20 @@ def read_word2vec(
     if datatype.kind != "f":
         raise TypeError(f"datatype must be a float type, got {datatype}.")
     codecs.lookup(encoding)  # an unknown encoding fails here, not after a long read
-    if binary is None:
-        binary = is_binary_word2vec(path)
-    reader = _Reader(path, limit, unicode_errors, datatype, encoding)
-    if binary:
-        return reader.read_binary()
-    return reader.read_text()
+    with file_errors(path):
+        detected = is_binary_word2vec(path) if binary in (None, True) else False
+        if binary is None:
+            binary = detected
+        elif binary and not detected and _read_header(path) is not None:
+            raise ValueError(
+                f"{path} is a word2vec text file (its first record is a line of numbers), "
+                "not a binary one: load it with binary=False, or binary=None to detect the "
+                "format."
+            )
+        reader = _Reader(path, limit, unicode_errors, datatype, encoding)
+        if binary:
+            return reader.read_binary()
+        return reader.read_text()
 
 
 def is_binary_word2vec(path: PathType) -> bool:
@@ -185,8 +307,8 @@ def is_binary_word2vec(path: PathType) -> bool:
     -------
     bool
     """
-    with open_file(path, "rb") as stream:
-        header = _parse_header(stream.readline(1024))
+    with file_errors(path), open_file(path, "rb") as stream:
+        header = _parse_header(_strip_bom(stream.readline(1024)))
         if header is None:
             return False  # no header: only the text format (GloVe's) has none
         n_dims = header[1]
@@ -199,6 +321,17 @@ def is_binary_word2vec(path: PathType) -> bool:
         return True
 
 
+def _read_header(path: PathType) -> tuple[int, int] | None:
+    """The (n_words, n_dims) of a file's header line, or None if it has none."""
+    with open_file(path, "rb") as stream:
+        return _parse_header(_strip_bom(stream.readline(1024)))
+
+
+def _strip_bom(line: bytes) -> bytes:
+    """The first line without a UTF-8 byte-order mark (Windows editors write one)."""
+    return line[len(_UTF8_BOM) :] if line.startswith(_UTF8_BOM) else line
+
+
 def _parse_header(line: bytes) -> tuple[int, int] | None:
     fields = line.split()
     if len(fields) != 2:
@@ -207,7 +340,58 @@ def _parse_header(line: bytes) -> tuple[int, int] | None:
         n_words, n_dims = int(fields[0]), int(fields[1])
     except ValueError:
         return None
-    return (n_words, n_dims) if n_words >= 0 and n_dims > 0 else None
+    valid = 0 <= n_words < _MAX_WORDS and 0 < n_dims < _MAX_DIMS
+    return (n_words, n_dims) if valid else None
+
+
+def _bad_header(path: PathType, line: bytes) -> str | None:
+    """What is wrong with a first line of integers that is not a valid header; else None."""
+    fields = line.split()
+    if not fields or len(fields) > 3 or not all(re.fullmatch(rb"[-+]?\d+", f) for f in fields):
+        return None
+    if len(fields) == 2 and _parse_header(line) is not None:
+        return None
+    shown = line.strip().decode("ascii")
+    return (
+        f"the first line of {path}, {shown!r}, is not a word2vec header: the header is two "
+        f"numbers, '<n_words> <n_dims>', with 0 <= n_words < {_MAX_WORDS} and "
+        f"1 <= n_dims < {_MAX_DIMS}. Fix the header (or, for a header-less file whose first "
+        "word is a number, add one)."
+    )
+
+
+def _check_size(path: PathType, n_words: int, n_rows: int, n_dims: int, binary: bool) -> None:
+    """Raise if the file cannot hold the ``n_rows`` records its header announces.
+
+    Checked before the matrix is allocated, so that a wrong header (or a truncated
+    file) is an error naming the file rather than a huge allocation. A record takes
+    at least a one-byte word and a space, then ``4 * n_dims`` bytes (binary) or
+    ``n_dims`` one-digit values each after a space, and a newline (text).
+    Compressed files are bounded by their format's largest compression ratio.
+    """
+    try:
+        size = os.path.getsize(path)
+    except (OSError, TypeError):
+        return
+    per_record = 2 + 4 * n_dims if binary else 2 * n_dims + 2
+    ratio = _MAX_RATIO.get(Path(path).suffix, 1)
+    if n_rows * per_record - (0 if binary else 1) <= size * ratio:
+        return
+    fits = (size * ratio + (0 if binary else 1)) // per_record
+    if ratio == 1:
+        # Worded as the errors of a read that meets the end of the records.
+        verb = "ends after" if binary else "holds"
+        raise ValueError(
+            f"{path} announces {n_words} words but {verb} {fits} at most: its {size} bytes "
+            f"cannot hold more records of {n_dims} values. The header is wrong or the file "
+            "is truncated."
+        )
+    raise ValueError(
+        f"{path} announces {n_words} words of {n_dims} values, at least "
+        f"{n_rows * per_record} bytes, but a {size}-byte {Path(path).suffix} file holds at "
+        f"most {size * ratio} bytes uncompressed. The header is wrong or the file is "
+        "truncated."
+    )
 
 
 class _Reader:
@@ -262,14 +446,17 @@ class _Reader:
     def read_binary(self) -> tuple[list[str], np.ndarray]:
         path = self.path
         with open_file(path, "rb") as stream:
-            header = _parse_header(stream.readline(1024))
+            first = _strip_bom(stream.readline(1024))
+            header = _parse_header(first)
             if header is None:
                 raise ValueError(
-                    f"{path} does not start with a '<n_words> <n_dims>' header line, which "
+                    _bad_header(path, first)
+                    or f"{path} does not start with a '<n_words> <n_dims>' header line, which "
                     "the binary word2vec format requires; is it a text file (binary=False)?"
                 )
             n_words, n_dims = header
             n_rows = n_words if self.limit is None else min(n_words, self.limit)
+            _check_size(path, n_words, n_rows, n_dims, binary=True)
             vectors = np.empty((n_rows, n_dims), dtype=self.datatype)
             self._set_chunk_bytes(vectors)
             n_bytes = 4 * n_dims
@@ -335,32 +522,44 @@ class _Reader:
     def read_text(self) -> tuple[list[str], np.ndarray]:
         path = self.path
         with open_file(path, "rb") as stream:
-            first = stream.readline()
+            first = _strip_bom(stream.readline())
             header = _parse_header(first)
+            problem = _bad_header(path, first)
+            if problem:
+                raise ValueError(problem)
             if header is None:
                 n_words, n_dims = self._count_headerless(first, stream)
                 announced = None
             else:
                 n_words, n_dims = header
                 announced = n_words
+                # A malformed first record is the error to report, before the size's.
+                for line_no, line in enumerate(stream, start=2):
+                    if line.strip():
+                        self._parse_line(line, line_no, n_dims)
+                        break
         n_rows = n_words if self.limit is None else min(n_words, self.limit)
+        if announced is not None:
+            _check_size(path, n_words, n_rows, n_dims, binary=False)
         vectors = np.empty((n_rows, n_dims), dtype=self.datatype)
         self._set_chunk_bytes(vectors)
         with open_file(path, "rb") as stream:
             line_no = 0
+            first = _strip_bom(stream.readline())
+            lines = _chain(first, stream)
             if announced is not None:
-                stream.readline()
+                next(lines)
                 line_no = 1
             row, n_records, batch_bytes = 0, 0, 0
             batch: list[tuple[int, bytes]] = []
-            for line in stream:
+            for line in lines:
                 line_no += 1
                 if not line.strip():
                     continue
                 if n_records == n_rows:
                     if self.limit is not None and n_rows == self.limit:
                         break
-                    extra = 1 + sum(1 for rest in stream if rest.strip())
+                    extra = 1 + sum(1 for rest in lines if rest.strip())
                     raise ValueError(
                         f"{path} announces {announced} words in its header but holds "
                         f"{announced + extra}; the header disagrees with the records."
@@ -463,6 +662,8 @@ class _Reader:
                 values[i] = float(token)
             except ValueError:
                 hint = " (fields separated by tabs?)" if b"\t" in token else ""
+                if _CONTROL.search(token.replace(b"\t", b"")):
+                    hint = " (binary data: is it a binary word2vec file? Load it with binary=True)"
                 raise ValueError(
                     f"{where} has the value {token.decode('latin1')!r} for {word!r}, which "
                     f"is not a number{hint}; the file is not in the word2vec text format."
@@ -513,6 +714,8 @@ def write_word2vec(
     *,
     binary: bool = False,
     write_header: bool = True,
+    vocab_path: PathType | None = None,
+    counts: np.ndarray | None = None,
 ) -> None:
     """Write words and vectors in the word2vec text or binary format, atomically.
 
@@ -529,6 +732,12 @@ def write_word2vec(
     binary : bool, default=False
     write_header : bool, default=True
         Write the ``"<n_words> <n_dims>"`` line (``False`` gives GloVe's format).
+    vocab_path : str or path-like or None, default=None
+        Also write the vocabulary file of the C tool's ``-save-vocab`` (gensim's
+        ``fvocab``): a ``"<word> <count>"`` line per word, in row order. The two
+        files are switched in together.
+    counts : ndarray of int of shape (n_words,) or None, default=None
+        The counts of ``vocab_path``.
 
     Raises
     ------
@@ -537,10 +746,25 @@ def write_word2vec(
         encodable as UTF-8 (e.g. a lone surrogate); nothing is written then.
     """
     check_word2vec_words(words)
+    if vocab_path is not None and os.path.abspath(vocab_path) == os.path.abspath(path):
+        raise ValueError(
+            f"fvocab and the vectors' path are the same file ({path}); give the vocabulary "
+            "its own file."
+        )
     if binary and not write_header:
         raise ValueError("the binary word2vec format needs its header; pass write_header=True.")
     n_rows = 4096
-    with atomic_write(path) as out:
+    path = Path(path)
+    with contextlib.ExitStack() as stack:
+        out, tmp = stack.enter_context(_staged(path))
+        staged = [(tmp, path)]
+        if vocab_path is not None:
+            vocab_path = Path(vocab_path)
+            vocab_out, vocab_tmp = stack.enter_context(_staged(vocab_path))
+            for start in range(0, len(words), n_rows):
+                pairs = zip(words[start : start + n_rows], counts[start : start + n_rows])
+                vocab_out.write("".join(f"{w} {int(c)}\n" for w, c in pairs).encode())
+            staged.append((vocab_tmp, vocab_path))
         if write_header:
             out.write(f"{len(words)} {vectors.shape[1]}\n".encode())
         for start in range(0, len(words), n_rows):
@@ -556,6 +780,67 @@ def write_word2vec(
                         f"{w} {' '.join(map(str, v))}\n" for w, v in zip(chunk, block)
                     ).encode()
                 )
+    _switch(staged)
+
+
+def read_vocab(
+    path: PathType, words: list[str], unicode_errors: str = "strict", encoding: str = "utf8"
+) -> np.ndarray:
+    """The counts of ``words`` in a vocabulary file (``"<word> <count>"`` lines, gensim's fvocab).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file (``.gz``/``.bz2`` decompressed), as the C tool's ``-save-vocab``
+        writes it.
+    words : list of str
+        The words whose counts are wanted.
+    unicode_errors : {"strict", "replace", "ignore"}, default="strict"
+    encoding : str, default="utf8"
+
+    Returns
+    -------
+    ndarray of int64 of shape (len(words),)
+
+    Raises
+    ------
+    ValueError
+        If a line is not a word and a non-negative whole count, or a word of
+        ``words`` is missing from the file (the messages name the file).
+    """
+    counts: dict[str, int] = {}
+    with file_errors(path), open_file(path, "rb") as lines:
+        for line_no, raw in enumerate(lines, start=1):
+            try:
+                line = raw.decode(encoding, errors=unicode_errors)
+            except UnicodeDecodeError as exc:
+                raise ValueError(
+                    f"line {line_no} of {path} is not valid {encoding} ({exc.reason}); load "
+                    "with unicode_errors='replace' or 'ignore'."
+                ) from None
+            if line_no == 1:
+                line = line.lstrip("\ufeff")
+            fields = line.split()
+            if not fields:
+                continue
+            try:
+                word, count = fields
+                count = int(count)
+                if count < 0:
+                    raise ValueError
+            except ValueError:
+                raise ValueError(
+                    f"line {line_no} of {path} is {line.strip()[:60]!r}; a vocabulary file "
+                    "holds lines '<word> <count>' with a whole count >= 0."
+                ) from None
+            counts.setdefault(word, count)
+    missing = [w for w in words if w not in counts]
+    if missing:
+        raise ValueError(
+            f"the vocabulary file {path} lacks {len(missing)} of the {len(words)} words "
+            f"(e.g. {missing[:3]!r}); is it the vocabulary of these vectors?"
+        )
+    return np.fromiter((counts[w] for w in words), dtype=np.int64, count=len(words))
 
 
 # --- native format ---------------------------------------------------------------------
@@ -580,7 +865,15 @@ def native_matrix_path(path: PathType) -> Path:
 def write_native(
     path: PathType, words: list[str], vectors: np.ndarray, vecattrs: dict[str, np.ndarray]
 ) -> None:
-    """Save words, per-word attributes (JSON) and the matrix (``.npy``), atomically each.
+    """Save words, per-word attributes (JSON) and the matrix (``.npy``), atomically as a pair.
+
+    Both files are written to temporary files first, then renamed over the
+    targets together (Ctrl-C held back meanwhile; if the second rename fails the
+    first target gets its old content back), so a failed or interrupted save
+    leaves the previous pair as it was. Both files carry the same random token
+    (the JSON's ``"pair"``, the matrix file's trailer after the array), which
+    :func:`read_native` compares: a pair that a crash or a copy has mixed up is
+    an error, never words read with another save's vectors.
 
     Parameters
     ----------
@@ -603,9 +896,11 @@ def write_native(
             )
         dtype = "object" if values.dtype.kind in "OUS" else values.dtype.str
         attrs[name] = {"dtype": dtype, "values": values.tolist()}
+    token = secrets.token_hex(_PAIR_HEX // 2)
     meta = {
         "format": _NATIVE_FORMAT,
         "version": _NATIVE_VERSION,
+        "pair": token,
         "n_words": len(words),
         "vector_size": int(vectors.shape[1]),
         "dtype": vectors.dtype.str,
@@ -614,14 +909,131 @@ def write_native(
     }
     # ensure_ascii escapes every non-ASCII character, lone surrogates included.
     text = json.dumps(meta, ensure_ascii=True, allow_nan=True)
-    with atomic_write(native_matrix_path(path)) as out:
+    path = Path(path)
+    with contextlib.ExitStack() as stack:
+        # np.load reads the array and ignores the bytes after it: the token's place.
+        out, matrix_tmp = stack.enter_context(_staged(native_matrix_path(path)))
         np.save(out, np.ascontiguousarray(vectors), allow_pickle=False)
-    with atomic_write(path) as out:
+        out.write(_PAIR_TRAILER + token.encode("ascii"))
+        out, words_tmp = stack.enter_context(_staged(path))
         out.write(text.encode("ascii"))
+    _switch([(matrix_tmp, native_matrix_path(path)), (words_tmp, path)])
+
+
+def _native_meta(path: PathType) -> dict:
+    """The checked JSON part of a native file."""
+    # A path ending in .gz or .bz2 was saved compressed (atomic_write compresses).
+    with file_errors(path), open_file(path, "rb") as f:
+        raw = f.read(1)
+        if raw == b"{":  # not a multi-gigabyte read of another kind of file
+            raw += f.read()
+    try:
+        meta = json.loads(raw.decode("ascii"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        meta = None
+    if not isinstance(meta, dict) or meta.get("format") != _NATIVE_FORMAT:
+        # gensim's save pickles (protocol 2 and above start with b"\x80").
+        hint = (
+            "a gensim KeyedVectors.save file loads with gensim's KeyedVectors.load, then "
+            "WordVectors.from_gensim"
+            if raw[:1] == b"\x80"
+            else "a word2vec file loads with WordVectors.load_word2vec_format"
+        )
+        raise ValueError(
+            f"{path} is not a file written by WordVectors.save, or it is truncated or "
+            f"damaged ({hint})."
+        )
+    if meta.get("version") not in (1, _NATIVE_VERSION):
+        raise ValueError(
+            f"{path} has format version {meta.get('version')!r}; this sknce reads "
+            f"versions 1 to {_NATIVE_VERSION}: update sknce."
+        )
+    for key, kind in _NATIVE_KEYS.items():
+        if not isinstance(meta.get(key), kind) or isinstance(meta.get(key), bool):
+            raise ValueError(
+                f"{path} lacks its {key!r} entry or holds a wrong one ({meta.get(key)!r:.40}): "
+                "the file is damaged. Save the vectors again."
+            )
+    if len(meta["words"]) != meta["n_words"]:
+        raise ValueError(
+            f"{path} lists {len(meta['words'])} words but announces {meta['n_words']}: the "
+            "file is damaged. Save the vectors again."
+        )
+    return meta
+
+
+def _check_matrix_file(path: Path, matrix_path: Path, meta: dict) -> None:
+    """Raise unless the matrix file is whole and was written with ``path`` (same token)."""
+    if not matrix_path.exists():
+        raise ValueError(
+            f"{path} has no matrix file: {matrix_path} is missing. WordVectors.save writes "
+            "the two files; copy or move them as a pair."
+        )
+    with open(matrix_path, "rb") as f:
+        try:
+            major, _ = np.lib.format.read_magic(f)
+            read_header = (
+                np.lib.format.read_array_header_1_0
+                if major == 1
+                else np.lib.format.read_array_header_2_0
+            )
+            shape, _, dtype = read_header(f)
+        except Exception as exc:  # numpy's header parser raises many kinds on junk
+            raise ValueError(
+                f"{matrix_path} is not a .npy matrix file, or its header is damaged ({exc})."
+            ) from None
+        offset = f.tell()
+    expected = (meta["n_words"], meta["vector_size"])
+    if shape != expected or dtype.str != meta["dtype"]:
+        raise ValueError(
+            f"{matrix_path} holds a {dtype} matrix of shape {shape}, but "
+            f"{path} describes a {meta['dtype']} one of shape {expected}: the two files do "
+            "not belong together (copy or replace them as a pair)."
+        )
+    data_end = offset + int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    token = meta.get("pair")
+    size = matrix_path.stat().st_size
+    if size < data_end:
+        raise ValueError(
+            f"{matrix_path} is truncated: it holds {size} bytes of the {data_end} its "
+            f"{shape} {dtype} matrix needs. Save the vectors again."
+        )
+    if token is None:
+        return  # version 1: no token to compare
+    with open(matrix_path, "rb") as f:
+        f.seek(data_end)
+        trailer = f.read(len(_PAIR_TRAILER) + _PAIR_HEX + 1)
+    if trailer != _PAIR_TRAILER + str(token).encode("ascii", "replace"):
+        raise ValueError(
+            f"{matrix_path} and {path} were not written by the same WordVectors.save "
+            "(their pair tokens differ): the words of one save would get the vectors of "
+            "another. A save was interrupted by a crash, or one file was copied or "
+            "replaced alone. Save the vectors again, or copy both files from one save."
+        )
+
+
+def is_native(path: PathType) -> bool:
+    """Whether ``path`` starts as a file written by :func:`write_native` does.
+
+    Parameters
+    ----------
+    path : str or path-like
+
+    Returns
+    -------
+    bool
+    """
+    with file_errors(path), open_file(path, "rb") as f:
+        head = f.read(64)
+    return head.startswith(b"{") and f'"{_NATIVE_FORMAT}"'.encode() in head
 
 
 def read_native(path: PathType, mmap: str | None = None):
     """Words, matrix and per-word attributes saved by :func:`write_native`.
+
+    The two files are checked before the matrix is read: the JSON file whole,
+    the matrix file of the described shape and type, whole, and of the same
+    save (pair token).
 
     Parameters
     ----------
@@ -635,38 +1047,35 @@ def read_native(path: PathType, mmap: str | None = None):
     words : list of str
     vectors : ndarray or numpy.memmap of shape (n_words, n_dims)
     vecattrs : dict of str to ndarray
+
+    Raises
+    ------
+    ValueError
+        If either file is missing, damaged or truncated, or the two files are
+        not of the same save; the message names the file.
     """
     if mmap not in (None, "r", "r+", "c"):
         raise ValueError(f"mmap must be None, 'r', 'r+' or 'c', got {mmap!r}.")
-    try:
-        with open(path, "rb") as f:
-            meta = json.loads(f.read().decode("ascii"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        meta = None
-    if not isinstance(meta, dict) or meta.get("format") != _NATIVE_FORMAT:
-        raise ValueError(
-            f"{path} is not a file written by WordVectors.save (a word2vec file loads "
-            "with WordVectors.load_word2vec_format)."
-        )
-    if meta.get("version") != _NATIVE_VERSION:
-        raise ValueError(
-            f"{path} has format version {meta.get('version')!r}; this sknce reads "
-            f"version {_NATIVE_VERSION}."
-        )
+    meta = _native_meta(path)
     matrix_path = native_matrix_path(path)
+    _check_matrix_file(Path(path), matrix_path, meta)
     vectors = np.load(matrix_path, mmap_mode=mmap, allow_pickle=False)
-    expected = (meta["n_words"], meta["vector_size"])
-    if vectors.shape != expected or vectors.dtype.str != meta["dtype"]:
-        raise ValueError(
-            f"{matrix_path} holds a {vectors.dtype} matrix of shape {vectors.shape}, but "
-            f"{path} describes a {meta['dtype']} one of shape {expected}: the two files do "
-            "not belong together (copy or replace them as a pair)."
-        )
     words = meta["words"]
+    if not all(isinstance(word, str) for word in words):
+        raise ValueError(f"{path} lists a word that is not a string: the file is damaged.")
     vecattrs = {}
     for name, attr in meta["vecattrs"].items():
-        dtype = object if attr["dtype"] == "object" else np.dtype(attr["dtype"])
-        vecattrs[name] = np.array(attr["values"], dtype=dtype)
+        try:
+            dtype = object if attr["dtype"] == "object" else np.dtype(attr["dtype"])
+            values = np.array(attr["values"], dtype=dtype)
+        except (KeyError, TypeError, ValueError):
+            values = None
+        if values is None or values.shape != (len(words),):
+            raise ValueError(
+                f"{path}: the attribute {name!r} is damaged (it must hold one value per "
+                f"word, {len(words)}). Save the vectors again."
+            )
+        vecattrs[name] = values
     return words, vectors, vecattrs
 
 
@@ -682,6 +1091,8 @@ def iter_word_pairs(pairs, delimiter: str = "\t", case_insensitive: bool = True,
     Parameters
     ----------
     pairs : str, path-like, or iterable of (str, str, float)
+        A file (``.gz``/``.bz2`` decompressed, a UTF-8 byte-order mark
+        skipped), or the triples.
     delimiter : str, default="\\t"
     case_insensitive : bool, default=True
         Upper-case the words.
@@ -692,8 +1103,17 @@ def iter_word_pairs(pairs, delimiter: str = "\t", case_insensitive: bool = True,
     (str, str, float)
     """
     if isinstance(pairs, (str, os.PathLike)):
-        with open(pairs, encoding=encoding) as lines:
-            for line_no, line in enumerate(lines, start=1):
+        with file_errors(pairs), open_file(pairs, "rb") as lines:
+            for line_no, raw in enumerate(lines, start=1):
+                try:
+                    line = raw.decode(encoding)
+                except UnicodeDecodeError as exc:
+                    raise ValueError(
+                        f"line {line_no} of {pairs} is not valid {encoding} ({exc.reason}); "
+                        "pass the file's encoding."
+                    ) from None
+                if line_no == 1:
+                    line = line.removeprefix("\ufeff")  # a byte-order mark is no word
                 if not line or line.startswith("#"):
                     continue
                 try:
@@ -743,12 +1163,14 @@ def iter_analogies(path: PathType, case_insensitive: bool = True):
     tuple
     """
     in_section = False
-    with open_file(path, "rb") as lines:
+    with file_errors(path), open_file(path, "rb") as lines:
         for line_no, raw in enumerate(lines, start=1):
             try:
                 line = raw.decode("utf8")
             except UnicodeDecodeError:
                 raise ValueError(f"line {line_no} of {path} is not valid UTF-8.") from None
+            if line_no == 1:
+                line = line.removeprefix("\ufeff")  # a byte-order mark is no word
             if line.startswith(": "):
                 in_section = True
                 yield "section", line.lstrip(": ").strip()

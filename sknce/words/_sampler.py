@@ -275,6 +275,28 @@ class CorpusDataset(torch.utils.data.Dataset):
             if kept and i % n_processes == rank:
                 yield document
 
+    def _no_pair_message(self) -> str:
+        """Why a pass gave no pair, and the fix: on a small corpus, subsampling first."""
+        which = "corpus" if self.keep is None else "held-out part of the corpus"
+        sample = self.sampler.sample
+        fixes = ["pass longer documents or more of them"]
+        if self.keep is not None:
+            fixes.append("set early_stopping=False")
+        if sample:
+            return (
+                f"the {which} yields no (centre, context) pair once frequent words are "
+                f"subsampled (sample={sample}): on a small corpus nearly every word is "
+                "frequent relative to the corpus size, and subsampling drops so many that "
+                "no document keeps two words in a window. Set sample=0 (no subsampling; "
+                "gensim's default 1e-3 is meant for corpora of millions of words), or "
+                + ", or ".join(fixes)
+                + "."
+            )
+        return (
+            f"the {which} yields no (centre, context) pair: its documents have fewer than "
+            "two in-vocabulary words. Lower min_count, or " + ", or ".join(fixes) + "."
+        )
+
     def batches(
         self,
         batch_size: int,
@@ -310,9 +332,4 @@ class CorpusDataset(torch.utils.data.Dataset):
                 "second time."
             )
         if n_batches == 0:
-            which = "corpus" if self.keep is None else "held-out part of the corpus"
-            raise ValueError(
-                f"the {which} yields no (centre, context) pair: its documents have fewer "
-                "than two in-vocabulary words. Lower min_count, pass longer documents"
-                + ("." if self.keep is None else ", or set early_stopping=False.")
-            )
+            raise ValueError(self._no_pair_message())

@@ -13,6 +13,7 @@ of pretrained vectors into a :class:`WordVectors`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -20,6 +21,7 @@ from numbers import Integral
 
 import numpy as np
 from scipy import stats
+from scipy.linalg import get_blas_funcs
 
 from sknce.words import _io
 
@@ -33,6 +35,8 @@ PathType = str | os.PathLike
 # beside any matrix worth blocking), and similarities per block of analogy questions.
 _BLOCK = 1 << 18
 _ANALOGY_BLOCK = 1 << 23
+# gensim's unit vectors: BLAS norm and scaling in float64 (matutils.blas_nrm2, blas_scal).
+_NRM2, _SCAL = get_blas_funcs(("nrm2", "scal"), (np.zeros(0, dtype=np.float64),))
 
 
 def _is_key(item) -> bool:
@@ -67,11 +71,23 @@ def _ensure_list(value) -> list:
 
 
 def _unitvec(vector: np.ndarray) -> np.ndarray:
-    """``vector`` scaled to unit length; a zero vector is returned as is (gensim's unitvec)."""
-    norm = np.linalg.norm(vector)
-    if norm > 0:
-        return (vector * (1.0 / norm)).astype(vector.dtype, copy=False)
-    return vector
+    """``vector`` scaled to unit length; a zero vector is returned as is.
+
+    gensim's ``matutils.unitvec`` step for step, so that similarities tie where
+    gensim's do: the norm by BLAS ``dnrm2`` in float64 (which scales as it sums,
+    so no square overflows or underflows), the vector times its reciprocal
+    (BLAS ``dscal``), back in the vector's type. A float64 vector whose norm's
+    reciprocal overflows is divided by its largest value first.
+    """
+    scaled = np.array(vector, dtype=np.float64)  # a copy: dscal works in place
+    norm = _NRM2(scaled) if scaled.size else 0.0
+    if not norm > 0:
+        return vector
+    if not np.isfinite(1.0 / norm):
+        biggest = np.abs(scaled).max()
+        scaled /= biggest
+        norm = _NRM2(scaled)
+    return _SCAL(1.0 / norm, scaled).astype(vector.dtype, copy=False)
 
 
 def _argsort_desc(values: np.ndarray, topn: int) -> np.ndarray:
@@ -202,7 +218,7 @@ class WordVectors:
         self.key_to_index = index
         self.expandos: dict[str, np.ndarray] = {}
         self._vectors = self._check_matrix(vectors, np.dtype(dtype))
-        self._norms = self._divisor = None
+        self._forget_norms()
         if counts is not None:
             self.expandos["count"] = self._check_counts(counts)
 
@@ -299,6 +315,7 @@ class WordVectors:
         state = self.__dict__.copy()
         state["_vectors"] = np.asarray(self._vectors)  # a memory map pickles as an array
         state["_norms"] = state["_divisor"] = None
+        state["_extreme"] = state["_extreme_unit"] = None
         return state
 
     def get_index(self, key, default: int | None = None) -> int:
@@ -373,11 +390,7 @@ class WordVectors:
             If the word is not in the vocabulary.
         """
         row = self.get_index(key)
-        if norm:
-            self.fill_norms()
-            result = self._vectors[row] / self._divisor[row]
-        else:
-            result = self._vectors[row]
+        result = self._unit_rows(row) if norm else self._vectors[row]
         result.setflags(write=False)  # in-place edits would go unnoticed by the norms
         return result
 
@@ -546,12 +559,17 @@ class WordVectors:
     def _forget_norms(self) -> None:
         """Drop the cached norms (the vectors changed in place); the next query renews them."""
         self._norms = self._divisor = None
+        self._extreme = self._extreme_unit = None
 
     def fill_norms(self, force: bool = False) -> None:
         """Compute and cache the norm of every vector (again if ``force``).
 
         Queries call this themselves; after changing ``vectors`` in place, call
-        it with ``force=True``.
+        it with ``force=True``. Norms are computed as gensim computes them
+        (``numpy.linalg.norm`` in the vectors' type), except for rows whose
+        squares overflow or underflow that type (values beyond about ``1e19``
+        or below ``1e-16`` in float32): those are divided by their largest
+        value first, in float64, and their unit vectors kept in float64.
 
         Parameters
         ----------
@@ -563,14 +581,57 @@ class WordVectors:
         vectors = self._vectors
         norms = np.empty(len(vectors), dtype=vectors.dtype)
         step = max(1, _BLOCK // max(self.vector_size, 1))
-        for start in range(0, len(vectors), step):
-            norms[start : start + step] = np.linalg.norm(vectors[start : start + step], axis=1)
-        overflow = np.flatnonzero(np.isinf(norms))
-        if len(overflow):  # a norm beyond the dtype's range: take it in float64
-            norms[overflow] = np.linalg.norm(vectors[overflow].astype(np.float64), axis=1)
+        with np.errstate(over="ignore", under="ignore"):  # such rows are redone below
+            for start in range(0, len(vectors), step):
+                block = vectors[start : start + step]
+                norms[start : start + step] = np.linalg.norm(block, axis=1)
+        info = np.finfo(vectors.dtype)
+        # Below sqrt(tiny / eps) the sum of squares is subnormal and loses precision.
+        suspect = np.flatnonzero(~np.isfinite(norms) | (norms < np.sqrt(info.tiny / info.eps)))
+        rows = suspect[np.abs(vectors[suspect]).max(axis=1, initial=0) > 0]
+        rows64 = vectors[rows].astype(np.float64)
+        biggest = np.abs(rows64).max(axis=1, initial=0.0)[:, None]
+        lengths = np.linalg.norm(rows64 / biggest, axis=1)[:, None]
+        with np.errstate(over="ignore"):  # a norm beyond the type's range is stored as inf
+            norms[rows] = (biggest * lengths)[:, 0]
+        self._extreme, self._extreme_unit = rows, rows64 / biggest / lengths
         self._norms = norms
-        # Zero vectors divide by one: their cosine with anything is 0, never NaN.
-        self._divisor = np.where(norms > 0, norms, 1).astype(norms.dtype)
+        # Zero vectors divide by one: their cosine with anything is 0, never NaN. The
+        # extreme rows' divisor is never used (their cosines are patched).
+        self._divisor = np.where((norms > 0) & np.isfinite(norms), norms, 1).astype(norms.dtype)
+
+    def _unit_rows(self, rows) -> np.ndarray:
+        """Unit vectors of ``rows`` (an int, or an array of ints, of any shape)."""
+        self.fill_norms()
+        rows = np.asarray(rows)
+        units = self._vectors[rows] / self._divisor[rows][..., None]
+        if len(self._extreme):
+            hit = np.isin(rows, self._extreme)
+            if hit.any():
+                at = np.searchsorted(self._extreme, rows[hit])
+                units[hit] = self._extreme_unit[at].astype(units.dtype)
+        return units
+
+    def _patch_extreme(self, sims: np.ndarray, query: np.ndarray, rows=None) -> np.ndarray:
+        """Cosines of the extreme rows among those of ``sims``, from their float64 units.
+
+        ``sims[..., j]`` is the cosine of row ``rows[j]`` (of row ``j`` when ``rows``
+        is None) with ``query`` (a unit vector, or a matrix of them in rows).
+        """
+        if not len(self._extreme):
+            return sims
+        n = sims.shape[-1]
+        if rows is None:
+            cols = self._extreme[self._extreme < n]
+            positions = cols
+        else:
+            rows = np.asarray(rows)
+            cols = np.flatnonzero(np.isin(rows, self._extreme))
+            positions = rows[cols]
+        if len(cols):
+            units = self._extreme_unit[np.searchsorted(self._extreme, positions)]
+            sims[..., cols] = np.asarray(query, dtype=np.float64) @ units.T
+        return sims
 
     @property
     def norms(self) -> np.ndarray:
@@ -586,7 +647,9 @@ class WordVectors:
         ndarray of shape (n_words, n_dims)
         """
         self.fill_norms()
-        return self._vectors / self._divisor[:, None]
+        normed = self._vectors / self._divisor[:, None]
+        normed[self._extreme] = self._extreme_unit
+        return normed
 
     def unit_normalize_all(self) -> None:
         """Scale every vector to unit length in place (zero vectors stay zero).
@@ -603,8 +666,8 @@ class WordVectors:
             )
         self.fill_norms()
         self._vectors /= self._divisor[:, None]
-        self._norms = (self._norms > 0).astype(self._vectors.dtype)
-        self._divisor = np.ones_like(self._divisor)
+        self._vectors[self._extreme] = self._extreme_unit
+        self.fill_norms(force=True)
 
     # --- queries -----------------------------------------------------------------------
     def get_mean_vector(
@@ -656,6 +719,10 @@ class WordVectors:
                 f"keys and weights must have the same length, got {len(keys)} and "
                 f"{np.shape(weights)[0]}."
             )
+        if not np.isfinite(weights).all():
+            raise ValueError(
+                f"weights must be finite numbers, got {np.asarray(weights).tolist()!r}."
+            )
         mean = np.zeros(self.vector_size, self._vectors.dtype)
         total = 0
         for weight, key in zip(weights, keys):
@@ -683,6 +750,11 @@ class WordVectors:
             if len(item) == 2 and (_is_key(item[0]) or isinstance(item[0], np.ndarray)):
                 if not _is_real(item[1]):
                     raise TypeError(f"the weight in {item!r} must be a number.")
+                if not np.isfinite(item[1]):
+                    raise ValueError(
+                        f"the weight in {item!r} is not finite; weights must be finite "
+                        "numbers (1 attracts, -1 repels)."
+                    )
                 return item[0], float(item[1])
             if _is_number_list(item):
                 return np.asarray(item, dtype=np.float64), default
@@ -710,7 +782,8 @@ class WordVectors:
         """Cosine of each (of the first ``restrict_vocab``) vector with a unit vector."""
         self.fill_norms()
         end = restrict_vocab or len(self)
-        return self._vectors[:end] @ unit_query / self._divisor[:end]
+        sims = self._vectors[:end] @ unit_query / self._divisor[:end]
+        return self._patch_extreme(sims, unit_query)
 
     def _top(self, sims: np.ndarray, topn: int, exclude: list[int]) -> list[tuple[str, float]]:
         best = _argsort_desc(sims, topn + len(exclude))
@@ -911,8 +984,9 @@ class WordVectors:
         self.fill_norms()
         end = restrict_vocab or len(self)
         vectors, divisor = self._vectors[:end], self._divisor[:end]
-        pos = [(1 + vectors @ term / divisor) / 2 for term in terms[0]]
-        neg = [(1 + vectors @ term / divisor) / 2 for term in terms[1]]
+        cosines = [self._patch_extreme(vectors @ t / divisor, t) for t in terms[0] + terms[1]]
+        pos = [(1 + sims) / 2 for sims in cosines[: len(terms[0])]]
+        neg = [(1 + sims) / 2 for sims in cosines[len(terms[0]) :]]
         dists = np.prod(pos, axis=0) / (np.prod(neg, axis=0) + 0.000001)
         if topn is None:
             return dists
@@ -981,9 +1055,23 @@ class WordVectors:
         -------
         ndarray of shape (n,)
         """
-        norm = np.linalg.norm(vector_1)
-        all_norms = np.linalg.norm(vectors_all, axis=1)
-        return np.dot(vectors_all, vector_1) / (norm * all_norms)
+        vector_1, vectors_all = np.asarray(vector_1), np.asarray(vectors_all)
+        with np.errstate(over="ignore", under="ignore"):  # such norms are redone below
+            norm = np.linalg.norm(vector_1)
+            all_norms = np.linalg.norm(vectors_all, axis=1)
+        dtype = np.result_type(vector_1, vectors_all, np.float32)
+        floor = np.sqrt(np.finfo(dtype).tiny / np.finfo(dtype).eps)
+        norms = np.append(all_norms[np.abs(vectors_all).max(axis=1, initial=0) > 0], norm)
+        if (np.isfinite(norms).all() and (norms >= floor).all()) or not vector_1.any():
+            return np.dot(vectors_all, vector_1) / (norm * all_norms)
+        # Squares overflow or underflow: each vector divided by its largest value first.
+        query = vector_1.astype(np.float64) / np.abs(vector_1).max()
+        rows = vectors_all.astype(np.float64)
+        biggest = np.abs(rows).max(axis=1, initial=0)[:, None]
+        rows = rows / np.where(biggest > 0, biggest, 1)
+        with np.errstate(invalid="ignore"):  # a zero row is NaN, as in gensim
+            sims = rows @ query / (np.linalg.norm(rows, axis=1) * np.linalg.norm(query))
+        return sims.astype(dtype)
 
     def distances(self, word_or_vector, other_words: Iterable = ()) -> np.ndarray:
         """Cosine distances (1 - cosine) from a word or vector to other words.
@@ -1011,15 +1099,19 @@ class WordVectors:
             what = f"the vector of {word_or_vector!r}"
         else:
             query, what = self._check_vector(word_or_vector), "the query vector"
-        norm = np.linalg.norm(query)
-        if not norm > 0:
+        if not query.any():
             raise ValueError(f"{what} is zero: cosine distances from it are undefined.")
+        with np.errstate(over="ignore", under="ignore"):  # such queries are redone below
+            norm = np.linalg.norm(query)
+        if not (np.isfinite(norm) and norm > np.sqrt(np.finfo(query.dtype).tiny)):
+            query, norm = _unitvec(query), 1.0  # its squares overflow or underflow
         self.fill_norms()
         other_words = list(other_words)
-        if not other_words:
-            return 1 - self._vectors @ query / (norm * self._divisor)
-        rows = [self.get_index(word) for word in other_words]
-        return 1 - self._vectors[rows] @ query / (norm * self._divisor[rows])
+        rows = [self.get_index(word) for word in other_words] if other_words else None
+        vectors = self._vectors if rows is None else self._vectors[rows]
+        divisor = self._divisor if rows is None else self._divisor[rows]
+        sims = self._patch_extreme(vectors @ query / (norm * divisor), query / norm, rows)
+        return 1 - sims
 
     def distance(self, w1, w2) -> float:
         """Cosine distance ``1 - similarity(w1, w2)``.
@@ -1220,6 +1312,7 @@ class WordVectors:
         restrict_vocab: int = 300000,
         case_insensitive: bool = True,
         dummy4unknown: bool = False,
+        similarity_function: str = "most_similar",
     ) -> tuple[float, list[dict]]:
         """Accuracy on word analogies "a is to b as c is to d", by section.
 
@@ -1228,6 +1321,9 @@ class WordVectors:
         the five words nearest to ``b + c - a`` (3CosAdd, as in
         :meth:`most_similar`) that is known and not a question word. The
         questions are answered in batches of one matrix product each.
+        ``similarity_function="most_similar_cosmul"`` ranks the words by
+        3CosMul instead (:meth:`most_similar_cosmul`; gensim 4.4 accepts the
+        option but always uses 3CosAdd).
 
         Parameters
         ----------
@@ -1241,6 +1337,9 @@ class WordVectors:
             Compare words upper-cased (the first of several case variants wins).
         dummy4unknown : bool, default=False
             Count questions with an unknown word as wrong instead of skipping them.
+        similarity_function : {"most_similar", "most_similar_cosmul"}, default="most_similar"
+            The ranking of candidate answers: 3CosAdd or 3CosMul (Levy and
+            Goldberg, 2014).
 
         Returns
         -------
@@ -1255,8 +1354,14 @@ class WordVectors:
         ------
         ValueError
             If the file has a question before its first section header, or
-            no question at all.
+            no question at all, or ``similarity_function`` is unknown.
         """
+        if similarity_function not in ("most_similar", "most_similar_cosmul"):
+            raise ValueError(
+                "similarity_function must be 'most_similar' (3CosAdd) or "
+                f"'most_similar_cosmul' (3CosMul), got {similarity_function!r}."
+            )
+        cosmul = similarity_function == "most_similar_cosmul"
         ok_vocab = self._ok_vocab(restrict_vocab, case_insensitive)
         sections, entries, questions = [], [], []
         n_questions = 0
@@ -1273,7 +1378,9 @@ class WordVectors:
                 entries[-1].append((value, None))
         if not n_questions:
             raise ValueError(f"{analogies} holds no analogy question (lines of four words).")
-        verdicts = self._answer_analogies(questions, ok_vocab, restrict_vocab, case_insensitive)
+        verdicts = self._answer_analogies(
+            questions, ok_vocab, restrict_vocab, case_insensitive, cosmul
+        )
         for section, section_entries in zip(sections, entries):
             for question, i in section_entries:
                 key = "correct" if i is not None and verdicts[i] else "incorrect"
@@ -1288,7 +1395,27 @@ class WordVectors:
         score = len(total["correct"]) / n_evaluated if n_evaluated else 0.0
         return score, sections
 
-    def _answer_analogies(self, questions, ok_vocab, restrict_vocab, case_insensitive):
+    def _cosadd_scores(self, block, matrix, divisor) -> np.ndarray:
+        """3CosAdd of unit vectors ``block[:, (a, b, c)]``: cosines with ``b + c - a``."""
+        # gensim's sum: b + c - a accumulated in the vectors' type, then / 3 and unit
+        # length in float64, then back to float32.
+        mean = block[:, 1] + block[:, 2]
+        mean -= block[:, 0]
+        mean = mean.astype(np.float64) / 3.0
+        norm = np.linalg.norm(mean, axis=1, keepdims=True)
+        query = np.where(norm > 0, mean * (1.0 / np.where(norm > 0, norm, 1)), mean)
+        query = query.astype(np.float32)
+        return self._patch_extreme(query @ matrix.T / divisor, query)
+
+    def _cosmul_scores(self, block, matrix, divisor) -> np.ndarray:
+        """3CosMul of unit vectors ``block[:, (a, b, c)]``, as :meth:`most_similar_cosmul`."""
+        terms = block.reshape(-1, block.shape[-1])
+        cosines = self._patch_extreme(terms @ matrix.T / divisor, terms)
+        cosines = cosines.reshape(len(block), 3, -1)
+        positive = (1 + cosines[:, 1]) / 2 * ((1 + cosines[:, 2]) / 2)
+        return positive / ((1 + cosines[:, 0]) / 2 + 0.000001)
+
+    def _answer_analogies(self, questions, ok_vocab, restrict_vocab, case_insensitive, cosmul):
         """Whether each in-vocabulary question is answered right, as gensim decides it."""
         if not questions:
             return []
@@ -1301,16 +1428,10 @@ class WordVectors:
         verdicts = []
         for start in range(0, len(questions), step):
             block_rows = rows[start : start + step]
-            block = self._vectors[block_rows] / self._divisor[block_rows][..., None]  # a, b, c
-            # gensim's sum: b + c - a accumulated in the vectors' type, then / 3 and unit
-            # length in float64, then back to float32.
-            mean = block[:, 1] + block[:, 2]
-            mean -= block[:, 0]
-            mean = mean.astype(np.float64) / 3.0
-            norm = np.linalg.norm(mean, axis=1, keepdims=True)
-            query = np.where(norm > 0, mean * (1.0 / np.where(norm > 0, norm, 1)), mean)
+            block = self._unit_rows(block_rows)  # a, b, c
+            scores = self._cosmul_scores if cosmul else self._cosadd_scores
             # (questions, words), so that the top-k selection runs along contiguous rows.
-            neg_sims = -(query.astype(np.float32) @ matrix.T / divisor)
+            neg_sims = -scores(block, matrix, divisor)
             if n_best >= end:
                 best = np.argsort(neg_sims, axis=1)[:, :n_best]
             else:
@@ -1329,9 +1450,162 @@ class WordVectors:
                 verdicts.append(predicted == expected)
         return verdicts
 
+    # --- gensim ------------------------------------------------------------------------
+    def to_gensim(self):
+        """The same vectors as a gensim ``KeyedVectors`` (a copy).
+
+        Words, row order, the matrix bit for bit in its type, and the per-word
+        attributes (``"count"``...) are carried over; :meth:`from_gensim` gives
+        back an equal :class:`WordVectors`.
+
+        Returns
+        -------
+        gensim.models.KeyedVectors
+
+        Raises
+        ------
+        ImportError
+            If gensim is not installed.
+        """
+        keyed_vectors = _gensim_keyed_vectors("to_gensim")
+        kv = keyed_vectors(self.vector_size, count=0, dtype=self._vectors.dtype)
+        kv.add_vectors(list(self.index_to_key), np.array(self._vectors))
+        for name, values in self.expandos.items():
+            # gensim's add_vectors(extras=...) mishandles the dict: set the arrays directly.
+            kv.expandos[name] = values.copy()
+        return kv
+
+    @classmethod
+    def from_gensim(cls, kv) -> WordVectors:
+        """The vectors of a gensim ``KeyedVectors`` (a copy), with their attributes.
+
+        Only the vectors of the vocabulary's words are taken: a
+        ``FastTextKeyedVectors``'s n-gram buckets are not.
+
+        Parameters
+        ----------
+        kv : gensim.models.KeyedVectors
+            E.g. ``model.wv`` of a gensim ``Word2Vec``.
+
+        Returns
+        -------
+        WordVectors
+
+        Raises
+        ------
+        ImportError
+            If gensim is not installed.
+        TypeError
+            If ``kv`` is not a ``KeyedVectors``, or has keys that are not words
+            (``Doc2Vec``'s integer tags).
+        """
+        keyed_vectors = _gensim_keyed_vectors("from_gensim")
+        if not isinstance(kv, keyed_vectors):
+            raise TypeError(
+                f"from_gensim takes a gensim KeyedVectors (e.g. model.wv), got "
+                f"{type(kv).__name__}."
+            )
+        words = list(kv.index_to_key)
+        bad = [key for key in words if not isinstance(key, str)][:1]
+        if bad:
+            raise TypeError(
+                f"the KeyedVectors has keys that are not words, e.g. {bad[0]!r} "
+                f"({type(bad[0]).__name__}: Doc2Vec's tags, or a row of KeyedVectors(count=n) "
+                "not filled yet); WordVectors holds str words."
+            )
+        wv = cls(words, np.array(kv.vectors), dtype=kv.vectors.dtype)
+        for name, values in kv.expandos.items():
+            wv.expandos[name] = np.array(values[: len(words)])
+        return wv
+
+    def vectors_for_all(
+        self, keys: Iterable, allow_inference: bool = True, copy_vecattrs: bool = False
+    ) -> WordVectors:
+        """The vectors of the known words among ``keys``, as a new :class:`WordVectors`.
+
+        As gensim's ``vectors_for_all``: the keys are deduplicated, kept in
+        their first order, unknown ones left out.
+
+        Parameters
+        ----------
+        keys : iterable of str
+            The words wanted (e.g. a corpus's words, most frequent first).
+        allow_inference : bool, default=True
+            gensim's option for vectors that can be inferred for unknown words
+            (subword models); these vectors have none, so unknown words are
+            always left out.
+        copy_vecattrs : bool, default=False
+            Carry the per-word attributes (``"count"``...) over.
+
+        Returns
+        -------
+        WordVectors
+        """
+        rows, seen = [], set()
+        for key in keys:
+            if key in seen:
+                continue
+            seen.add(key)
+            row = self.key_to_index.get(key, -1) if isinstance(key, str) else -1
+            if row >= 0:
+                rows.append(row)
+        rows = np.asarray(rows, dtype=np.intp)
+        wv = type(self)(
+            [self.index_to_key[i] for i in rows], self._vectors[rows], dtype=self._vectors.dtype
+        )
+        if copy_vecattrs:
+            wv.expandos = {name: values[rows] for name, values in self.expandos.items()}
+        return wv
+
+    def relative_cosine_similarity(self, wa, wb, topn: int = 10) -> float:
+        """Relative cosine similarity of ``wb`` to ``wa`` among ``wa``'s ``topn`` neighbours.
+
+        Equation (1) of Leeuwenberg et al. (2016), as gensim computes it:
+        ``similarity(wa, wb)`` divided by the sum of the similarities of
+        ``wa``'s ``topn`` nearest words. Above ``1 / topn``, ``wb`` is closer to
+        ``wa`` than an average neighbour (the paper's synonym threshold is 0.10
+        for ``topn=10``).
+
+        Parameters
+        ----------
+        wa : str
+            The word whose neighbours are the reference.
+        wb : str
+            The word compared with it.
+        topn : int, default=10
+            Number of neighbours of ``wa``.
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        ValueError
+            If ``wa`` has no neighbour (``topn < 1`` or a one-word vocabulary).
+
+        References
+        ----------
+        Leeuwenberg, A., Vela, M., Dehdari, J. and van Genabith, J. (2016). A
+        minimally supervised approach for synonym extraction with word
+        embeddings. The Prague Bulletin of Mathematical Linguistics, 105.
+        """
+        sims = self.similar_by_word(wa, topn)
+        if not sims:
+            raise ValueError(
+                f"cannot compute a relative cosine similarity without neighbours of {wa!r} "
+                f"(topn={topn}, {len(self)} words); pass topn >= 1."
+            )
+        return float(self.similarity(wa, wb)) / sum(sim for _, sim in sims)
+
     # --- files -------------------------------------------------------------------------
     def save_word2vec_format(
-        self, path: PathType, binary: bool = False, write_header: bool = True
+        self,
+        path: PathType,
+        binary: bool = False,
+        write_header: bool = True,
+        *,
+        fvocab: PathType | None = None,
     ) -> None:
         """Write the vectors in the word2vec format (C tool, gensim), atomically.
 
@@ -1352,15 +1626,35 @@ class WordVectors:
             Write the binary format instead of text.
         write_header : bool, default=True
             Write the header line (text without it is GloVe's format).
+        fvocab : str or path-like or None, default=None
+            Also write the word counts (the ``"count"`` attribute) to this file,
+            a ``"<word> <count>"`` line per word in row order, as gensim's
+            ``fvocab`` and the C tool's ``-save-vocab``. Both files are replaced
+            together, or neither.
 
         Raises
         ------
         ValueError
             If a word is empty, holds whitespace or a control character, or
-            cannot be encoded in UTF-8 (the message names it).
+            cannot be encoded in UTF-8 (the message names it), or ``fvocab`` is
+            given and no counts are stored.
         """
+        counts = None
+        if fvocab is not None:
+            if "count" not in self.expandos:
+                raise ValueError(
+                    "fvocab needs the words' counts, and these vectors have none; pass "
+                    "counts= to WordVectors, or set_vecattr(word, 'count', n) for each word."
+                )
+            counts = self.expandos["count"]
         _io.write_word2vec(
-            path, self.index_to_key, self._vectors, binary=binary, write_header=write_header
+            path,
+            self.index_to_key,
+            self._vectors,
+            binary=binary,
+            write_header=write_header,
+            vocab_path=fvocab,
+            counts=counts,
         )
 
     @classmethod
@@ -1372,6 +1666,8 @@ class WordVectors:
         unicode_errors: str = "strict",
         datatype=np.float32,
         encoding: str = "utf8",
+        *,
+        fvocab: PathType | None = None,
     ) -> WordVectors:
         """Read vectors written in the word2vec format (gensim, the C tool, GloVe).
 
@@ -1395,6 +1691,11 @@ class WordVectors:
             Type of the loaded vectors.
         encoding : str, default="utf8"
             Encoding of the words.
+        fvocab : str or path-like or None, default=None
+            A vocabulary file (``"<word> <count>"`` lines: gensim's ``fvocab``,
+            the C tool's ``-save-vocab``) whose counts become the ``"count"``
+            attribute. Without it no counts are stored (gensim makes up
+            decreasing ones).
 
         Returns
         -------
@@ -1405,7 +1706,8 @@ class WordVectors:
         ValueError
             If the file is not in the word2vec format (bad header, header
             disagreeing with the records, tab-separated fields, a word list
-            without values, truncated), with the line or record at fault.
+            without values, truncated), with the line or record at fault; if
+            ``fvocab`` is damaged or lacks a word of the file.
         """
         words, vectors = _io.read_word2vec(
             path,
@@ -1415,7 +1717,11 @@ class WordVectors:
             datatype=datatype,
             encoding=encoding,
         )
-        return cls(words, vectors, dtype=vectors.dtype)
+        counts = None
+        if fvocab is not None:
+            counts = _io.read_vocab(fvocab, words, unicode_errors, encoding)
+        with _naming(path):
+            return cls(words, vectors, counts=counts, dtype=vectors.dtype)
 
     def save(self, path: PathType) -> None:
         """Save in sknce's native format: ``path`` (JSON) and ``<path>.vectors.npy``.
@@ -1460,12 +1766,34 @@ class WordVectors:
             If ``path`` is not a native file or its matrix file does not match.
         """
         words, vectors, vecattrs = _io.read_native(path, mmap=mmap)
-        wv = cls(words, vectors, dtype=vectors.dtype)
+        with _naming(path):
+            wv = cls(words, vectors, dtype=vectors.dtype)
         for name, values in vecattrs.items():
             if values.shape != (len(wv),):
                 raise ValueError(f"{path}: the attribute {name!r} has {len(values)} values.")
             wv.expandos[name] = values
         return wv
+
+
+@contextlib.contextmanager
+def _naming(path: PathType):
+    """A ValueError about the words or vectors read from ``path``, prefixed with its name."""
+    try:
+        yield
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+
+
+def _gensim_keyed_vectors(caller: str):
+    """gensim's ``KeyedVectors`` class, or an ImportError saying how to get it."""
+    try:
+        from gensim.models import KeyedVectors
+    except ImportError:
+        raise ImportError(
+            f"WordVectors.{caller} needs gensim, which is not installed; install it with "
+            "'pip install gensim'."
+        ) from None
+    return KeyedVectors
 
 
 def resolve_init_vectors(init_vectors) -> WordVectors:
@@ -1480,7 +1808,8 @@ def resolve_init_vectors(init_vectors) -> WordVectors:
         - a gensim ``KeyedVectors`` (anything with ``index_to_key`` and
           ``vectors``);
         - a path (str or path-like) to a file in the word2vec text or binary
-          format, or GloVe's header-less text format; which one is detected.
+          format, or GloVe's header-less text format, or sknce's native format
+          (:meth:`WordVectors.save`); which one is detected.
 
     Returns
     -------
@@ -1498,6 +1827,8 @@ def resolve_init_vectors(init_vectors) -> WordVectors:
     if isinstance(init_vectors, (str, os.PathLike)):
         if not os.path.exists(init_vectors):
             raise ValueError(f"init_vectors file {str(init_vectors)!r} does not exist.")
+        if _io.is_native(init_vectors):
+            return WordVectors.load(init_vectors)
         return WordVectors.load_word2vec_format(init_vectors, binary=None)
     if isinstance(init_vectors, Mapping):
         if not init_vectors:

@@ -43,7 +43,7 @@ def _problem(n, seed=0):
     return scorer, X, labels, negatives, log_noise
 
 
-def _autograd_step(scorer, X, labels, negatives, log_noise, lr, remove_hits):
+def _autograd_step(scorer, X, labels, negatives, log_noise, lr, remove_hits, weights=None):
     """One SGD step of each example in turn, by autograd; the summed loss."""
     total = 0.0
     for i in range(X.shape[0]):
@@ -57,6 +57,8 @@ def _autograd_step(scorer, X, labels, negatives, log_noise, lr, remove_hits):
             neg_scores = neg_scores.masked_fill(neg == y.unsqueeze(1), -torch.inf)
         table = torch.as_tensor(log_noise)
         loss = ranking_nce(scores["pos"], neg_scores, table[y], table[neg], reduction="sum")
+        if weights is not None:
+            loss = loss * weights[i]
         loss.backward()
         with torch.no_grad():
             for p in scorer.parameters():
@@ -65,7 +67,7 @@ def _autograd_step(scorer, X, labels, negatives, log_noise, lr, remove_hits):
     return total
 
 
-def _kernel_step(scorer, X, labels, negatives, log_noise, lr, remove_hits):
+def _kernel_step(scorer, X, labels, negatives, log_noise, lr, remove_hits, weights=None):
     w_in = scorer.encoder.weight.detach().numpy()
     w_label = scorer.label_embedding.weight.detach().numpy()
     b_label = scorer.label_bias.detach().numpy().reshape(-1)
@@ -80,6 +82,7 @@ def _kernel_step(scorer, X, labels, negatives, log_noise, lr, remove_hits):
         negatives,
         log_noise[labels],
         log_noise[negatives],
+        np.empty(0) if weights is None else weights,
         0,
         X.shape[0],
         lr,
@@ -87,22 +90,26 @@ def _kernel_step(scorer, X, labels, negatives, log_noise, lr, remove_hits):
     )
 
 
+@pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("remove_hits", [False, True])
 @pytest.mark.parametrize("rows", [slice(1, 2), slice(0, 6)])
-def test_the_kernel_step_is_autograd_sgd_example_by_example(rows, remove_hits):
+def test_the_kernel_step_is_autograd_sgd_example_by_example(rows, remove_hits, weighted):
     """Same loss and same updated parameters (float64) as autograd's per-example SGD.
 
     Row 1 has accidental hits, row 2 a repeated negative, row 0 an empty bag; the
-    examples of a batch share label and feature rows.
+    examples of a batch share label and feature rows. ``weighted``: each example's
+    loss times its sample weight.
     """
     scorer, X, labels, negatives, log_noise = _problem(6)
     X, labels, negatives = X[rows], labels[rows], negatives[rows]
+    weights = np.linspace(0.5, 2.0, X.shape[0]) if weighted else None
     reference = {k: v.clone() for k, v in scorer.state_dict().items()}
     lr = 0.3
-    expected_loss = _autograd_step(scorer, X, labels, negatives, log_noise, lr, remove_hits)
+    args = (labels, negatives, log_noise, lr, remove_hits, weights)
+    expected_loss = _autograd_step(scorer, X, *args)
     expected = {k: v.clone() for k, v in scorer.state_dict().items()}
     scorer.load_state_dict(reference)
-    loss = _kernel_step(scorer, X, labels, negatives, log_noise, lr, remove_hits)
+    loss = _kernel_step(scorer, X, *args)
     assert loss == pytest.approx(expected_loss, rel=1e-10)
     for name, value in scorer.state_dict().items():
         np.testing.assert_allclose(value.numpy(), expected[name].numpy(), rtol=1e-10, atol=1e-12)

@@ -29,6 +29,9 @@ def test_the_kept_weights_are_those_of_the_best_smoothed_held_out_neighbour_rate
     best = len(smoothed) - 1 - int(np.argmax(smoothed[::-1]))  # the later one on a tie
     stopper = dict(emb.net_.callbacks_)["early_stopping"]
     assert stopper.best_epoch_ == emb.history_[best]["epoch"]
+    # The history (and so the verbose table) marks that epoch as the best when it ends.
+    assert emb.history_[best]["valid_nn_smoothed_best"]
+    assert not any(row["valid_nn_smoothed_best"] for row in emb.history_[best + 1 :])
     # The rate of the fitted embedder, recomputed from the same hold-out: the kept epoch's.
     sampler = LatentClassSampler(emb._scale(X.astype(np.float32)), y, 16, "batch", False, "cpu")
     _, valid = LatentClassDataset(sampler).split(0.1, emb.net_.seeds.numpy("split"))

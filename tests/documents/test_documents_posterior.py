@@ -9,6 +9,10 @@ from sknce import LandmarkNCEEmbedder
 from sknce.datasets import make_topic_corpus
 from sknce.documents import recover_topic_posterior
 
+#: These embedders stand in for exact ones (bilinear by default): the calibration warning
+#: of recover_topic_posterior (tests/test_reliability_outputs.py) is expected here.
+pytestmark = pytest.mark.filterwarnings("ignore:recover_topic_posterior reads exp f:UserWarning")
+
 
 @pytest.fixture(scope="module")
 def corpus():

@@ -1,0 +1,253 @@
+"""Checks of skorch's ``Checkpoint`` and ``LoadInitState`` callbacks, before training.
+
+skorch's :class:`~skorch.callbacks.Checkpoint` reports a failed save only in its
+log (silent at ``verbose=0``), and :class:`~skorch.callbacks.LoadInitState` loads
+any checkpoint whose tensors fit: weights trained on another vocabulary of the same
+size load without a word. :class:`CheckpointGuard`, placed before the user's
+callbacks, checks before the first epoch that each checkpoint directory can be
+written, and that a checkpoint about to be loaded is whole and was written by a
+network like this one: the same parameter names and shapes, and the same
+*fingerprints* (buffers named ``*_fingerprint``, such as the vocabulary hash that
+:func:`stamp_fingerprint` gives :class:`~sknce.ACEWord2Vec`'s network).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Sequence
+
+import torch
+from skorch.callbacks import Callback, Checkpoint, LoadInitState, TrainEndCheckpoint
+
+__all__ = ["CheckpointGuard", "checkpoint_guards", "stamp_fingerprint"]
+
+_SUFFIX = "_fingerprint"
+
+
+def stamp_fingerprint(module: torch.nn.Module, name: str, items: Sequence[str]) -> None:
+    """Record a hash of ``items`` in ``module``'s state as the buffer ``<name>_fingerprint``.
+
+    The buffer travels with the weights in every checkpoint, so that a
+    :class:`CheckpointGuard` can refuse a checkpoint of other items (e.g. another
+    vocabulary of the same size).
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+    name : str
+        What the items are, e.g. ``"vocabulary"``.
+    items : sequence of str
+        In order: a reordering is another fingerprint.
+    """
+    digest = hashlib.sha256()
+    for item in items:
+        digest.update(item.encode("utf8", "surrogatepass") + b"\0")
+    value = int.from_bytes(digest.digest()[:8], "little", signed=True)
+    tensor = torch.tensor([value, len(items)], dtype=torch.int64)
+    key = name + _SUFFIX
+    if key in module._buffers:
+        module._buffers[key] = tensor.to(module._buffers[key].device)
+    else:
+        module.register_buffer(key, tensor)
+
+
+def checkpoint_guards(callbacks: Iterable | None, estimator: str) -> list:
+    """``[("checkpoint_guard", CheckpointGuard(...))]`` if ``callbacks`` hold a checkpoint.
+
+    Parameters
+    ----------
+    callbacks : iterable of Callback or (name, Callback), or None
+        The user's callbacks.
+    estimator : str
+        The estimator's class name, for the messages.
+
+    Returns
+    -------
+    list of (str, Callback)
+    """
+    found = [c[1] if isinstance(c, tuple) else c for c in callbacks or ()]
+    if any(isinstance(c, (Checkpoint, LoadInitState, TrainEndCheckpoint)) for c in found):
+        return [("checkpoint_guard", CheckpointGuard(found, estimator))]
+    return []
+
+
+def _target_dirs(callback) -> list[str]:
+    """Directories a ``Checkpoint`` or ``TrainEndCheckpoint`` writes its files into."""
+    dirs = set()
+    for key, value in callback._f_kwargs().items():
+        if key != "f_history_" and isinstance(value, (str, os.PathLike)) and value:
+            path = os.path.join(callback.dirname, callback.fn_prefix + str(value))
+            dirs.add(os.path.dirname(path) or ".")
+    return sorted(dirs)
+
+
+def _check_writable(directory: str) -> None:
+    """Raise a ValueError unless files can be created in ``directory`` (or where it will be)."""
+    existing = os.path.abspath(directory)
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    problem = None
+    if not os.path.isdir(existing):
+        problem = f"{existing} is a file, not a directory"
+    else:
+        try:
+            with tempfile.TemporaryFile(dir=existing):
+                pass
+        except OSError as exc:
+            problem = f"{type(exc).__name__}: {exc}"
+    if problem:
+        raise ValueError(
+            f"Checkpoint cannot write into {directory!r} ({problem}); skorch would skip "
+            "every save and train without a checkpoint. Pass a writable dirname."
+        )
+
+
+@contextlib.contextmanager
+def _history_swapped(net, history):
+    saved = net.history
+    net.history = history
+    try:
+        yield
+    finally:
+        net.history = saved
+
+
+class CheckpointGuard(Callback):
+    """Check the user's checkpoint callbacks before training (see the module docstring).
+
+    Parameters
+    ----------
+    callbacks : list of Callback
+        The user's callbacks, among them the ``Checkpoint``, ``TrainEndCheckpoint``
+        and ``LoadInitState`` to check.
+    estimator : str
+        The estimator's class name, for the messages.
+    """
+
+    def __init__(self, callbacks: list, estimator: str) -> None:
+        self.callbacks = callbacks
+        self.estimator = estimator
+
+    def initialize(self):
+        # Before the checkpoints' own initialize, which creates their directories.
+        self._check_directories()
+        return self
+
+    def on_train_begin(self, net, **kwargs) -> None:
+        self._check_directories()
+        for callback in self.callbacks:
+            if isinstance(callback, LoadInitState) and not getattr(callback, "did_load_", True):
+                self._check_loadable(net, callback)
+
+    def _check_directories(self) -> None:
+        for callback in self.callbacks:
+            if isinstance(callback, (Checkpoint, TrainEndCheckpoint)):
+                for directory in _target_dirs(callback):
+                    _check_writable(directory)
+
+    # --- the checkpoint a LoadInitState is about to load --------------------------------
+    def _check_loadable(self, net, load_state: LoadInitState) -> None:
+        checkpoint = load_state.checkpoint
+        if isinstance(checkpoint, TrainEndCheckpoint):
+            checkpoint = checkpoint.checkpoint_
+        history = net.history
+        if checkpoint.f_history is not None:
+            path = checkpoint.f_history_
+            if not os.path.exists(path):
+                return  # nothing saved yet: LoadInitState loads nothing either
+            history = self._read_history(net, path)
+        with _history_swapped(net, history):
+            files = checkpoint.get_formatted_files(net)
+        safetensors = load_state.use_safetensors
+        for key, attribute in (("f_params", "module_"), ("f_criterion", "criterion_")):
+            path = files.get(key)
+            if isinstance(path, (str, os.PathLike)) and os.path.exists(path):
+                state = self._read_state(path, safetensors)
+                self._compare(path, getattr(net, attribute).state_dict(), state)
+        path = files.get("f_optimizer")
+        if isinstance(path, (str, os.PathLike)) and os.path.exists(path) and not safetensors:
+            self._compare_optimizer(path, net.optimizer_.state_dict())
+
+    def _read_history(self, net, path: str):
+        try:
+            with open(path, encoding="utf8") as f:
+                rows = json.load(f)
+            if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+                raise ValueError("not a list of epochs")
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise ValueError(
+                f"the checkpoint's history file {path} is truncated or damaged ({exc}), so "
+                "LoadInitState cannot resume from it. Delete the checkpoint's files (or "
+                "point Checkpoint to another dirname) to start afresh."
+            ) from None
+        return type(net.history)(rows)
+
+    def _read_state(self, path: str, safetensors: bool) -> dict:
+        try:
+            if safetensors:
+                from safetensors.torch import load_file
+
+                return load_file(path, device="cpu")
+            return torch.load(path, map_location="cpu", weights_only=True)
+        except Exception as exc:  # torch and safetensors raise many types for bad files
+            raise ValueError(
+                f"the checkpoint file {path} cannot be read ({type(exc).__name__}: "
+                f"{str(exc)[:200]}): it is truncated or damaged, or was saved "
+                f"{'without' if safetensors else 'with'} safetensors. Delete the "
+                "checkpoint's files to start afresh."
+            ) from None
+
+    def _compare(self, path: str, ours: dict, theirs) -> None:
+        fix = (
+            "Point Checkpoint and LoadInitState to another dirname (or fn_prefix) for "
+            "this model, or delete the checkpoint's files to start afresh."
+        )
+        if not isinstance(theirs, dict):
+            raise ValueError(f"the checkpoint file {path} holds no state dict. {fix}")
+        missing = sorted(set(ours) - set(theirs))
+        extra = sorted(set(theirs) - set(ours))
+        shapes = [
+            f"{k}: {tuple(theirs[k].shape)} instead of {tuple(ours[k].shape)}"
+            for k in sorted(set(ours) & set(theirs))
+            if torch.is_tensor(theirs[k]) and theirs[k].shape != ours[k].shape
+        ]
+        if missing or extra or shapes:
+            details = "; ".join(
+                part
+                for part in (
+                    f"missing {missing[:4]}" if missing else "",
+                    f"unexpected {extra[:4]}" if extra else "",
+                    f"shapes {shapes[:4]}" if shapes else "",
+                )
+                if part
+            )
+            raise ValueError(
+                f"the checkpoint file {path} was written by another network than this "
+                f"{self.estimator}'s ({details}): another estimator, or other parameters "
+                f"(n_components, vocabulary, classes, hidden_layer_sizes). {fix}"
+            )
+        for key in ours:
+            if key.endswith(_SUFFIX) and not torch.equal(ours[key].cpu(), theirs[key].cpu()):
+                what = key[: -len(_SUFFIX)]
+                raise ValueError(
+                    f"the checkpoint file {path} was trained on another {what} than this "
+                    f"{self.estimator}'s ({int(theirs[key][1])} and {int(ours[key][1])} "
+                    "items, not the same ones in the same order): its weights belong to "
+                    f"other items. {fix}"
+                )
+
+    def _compare_optimizer(self, path: str, ours: dict) -> None:
+        theirs = self._read_state(path, safetensors=False)
+        groups = theirs.get("param_groups") if isinstance(theirs, dict) else None
+        sizes = [len(g.get("params", ())) for g in groups] if isinstance(groups, list) else None
+        if sizes != [len(g["params"]) for g in ours["param_groups"]]:
+            raise ValueError(
+                f"the checkpoint file {path} holds the state of another optimizer (parameter "
+                f"groups of sizes {sizes}, this {self.estimator}'s has "
+                f"{[len(g['params']) for g in ours['param_groups']]}). Point Checkpoint and "
+                "LoadInitState to another dirname, or delete the checkpoint's files."
+            )
