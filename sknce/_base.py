@@ -218,6 +218,10 @@ class BaseNCE(BaseEstimator):
     def _progress_bar(self) -> ProgressBar:
         return ProgressBar()
 
+    def _fit_lr(self) -> float:
+        """The learning rate of a fit: ``lr`` (a subclass resolves an ``"auto"`` setting)."""
+        return self.lr
+
     def _make_step(self) -> TrainStep:
         """The step strategy of a new network: :class:`~sknce._steps.AutogradStep`.
 
@@ -267,7 +271,7 @@ class BaseNCE(BaseEstimator):
         self._check_optimizer_kwargs(optimizer)
         if accelerator is None and resolve_device(self.device) == "cpu":
             check_optimizer_step(
-                optimizer, self.optimizer_kwargs or {}, self.lr, self._sparse_gradients()
+                optimizer, self.optimizer_kwargs or {}, self._fit_lr(), self._sparse_gradients()
             )
         for callback in self.callbacks or ():
             named = isinstance(callback, tuple) and len(callback) == 2
@@ -298,10 +302,10 @@ class BaseNCE(BaseEstimator):
         # The optimizer checks its values when built: build one on a stand-in parameter,
         # so that a bad value is named here rather than deep inside the fit.
         try:
-            optimizer([torch.zeros(1, requires_grad=True)], lr=self.lr, **kwargs)
+            optimizer([torch.zeros(1, requires_grad=True)], lr=self._fit_lr(), **kwargs)
         except (ValueError, TypeError) as error:
             raise ValueError(
-                f"optimizer_kwargs={kwargs!r} with lr={self.lr} are not valid options of "
+                f"optimizer_kwargs={kwargs!r} with lr={self._fit_lr()} are not valid options of "
                 f"{optimizer.__name__}: {error}"
             ) from None
 
@@ -655,7 +659,9 @@ class BaseNCE(BaseEstimator):
         if self._continues(partial):
             net = self.net_
             restore = net.snapshot()
-            net.set_params(max_epochs=max_epochs, verbose=int(bool(self.verbose)), lr=self.lr)
+            net.set_params(
+                max_epochs=max_epochs, verbose=int(bool(self.verbose)), lr=self._fit_lr()
+            )
             continue_with_params(self, net, "partial_fit" if partial else "fit")
         else:
             seeds = seeds or self._new_seeds()
@@ -757,7 +763,7 @@ class BaseNCE(BaseEstimator):
             module=module,
             criterion=criterion,
             optimizer=self._optimizer_class(),
-            lr=self.lr,
+            lr=self._fit_lr(),
             device=device,
             train_split=HoldOut(self.validation_fraction, seeds) if validation else None,
             callbacks=callbacks,

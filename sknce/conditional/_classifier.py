@@ -11,6 +11,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 import torch
+from joblib import effective_n_jobs
 from sklearn.base import ClassifierMixin
 from sklearn.metrics import accuracy_score
 from sklearn.utils.multiclass import type_of_target
@@ -18,10 +19,11 @@ from sklearn.utils.multiclass import type_of_target
 from sknce._base import (
     ENCODER_CONSTRAINT,
     BaseNCE,
+    auto_epochs,
     check_sortable_labels,
     common_params,
 )
-from sknce._callbacks import ChanceAwareEarlyStopping
+from sknce._callbacks import ChanceAwareEarlyStopping, LinearDecay
 from sknce._checks import check_same_classes
 from sknce._compat import Interval, StrOptions, check_is_fitted, validate_data
 from sknce._data import (
@@ -29,9 +31,11 @@ from sknce._data import (
     as_csr_or_dense,
     rows_to_tensor,
 )
+from sknce._steps import TrainStep
+from sknce.conditional._kernel_step import BagRankingStep
 from sknce.conditional._sampler import LabelSampler
 from sknce.losses import BinaryNCELoss, RankingNCELoss, SelfNormalized, SoftmaxLoss
-from sknce.nn import MLP, DenseInput, LabelScorer
+from sknce.nn import MLP, BagEncoder, DenseInput, LabelScorer
 from sknce.noise import CategoricalNoise, UniformNoise, UnigramNoise
 from sknce.optim import LazyAdam
 
@@ -45,6 +49,7 @@ class _Labelled(NamedTuple):
     y: np.ndarray | None
     declared: object
     log_prior: np.ndarray | None = None
+    n_examples: int = 0
 
 
 #: Early stopping: an epoch improves on the best validation loss only if it lowers it by
@@ -63,6 +68,25 @@ _SPARSE_RATIO = 3
 
 #: Optimizers that take sparse gradients as they are (the default Adam becomes LazyAdam).
 _SPARSE_OPTIMIZERS = (LazyAdam, torch.optim.SGD, torch.optim.Adagrad)
+
+#: Learning rate of ``lr="auto"`` with an Adam-family optimizer.
+_ADAM_LR = 1e-3
+
+#: fastText's regime (a sparse X, the bag encoder, plain SGD): width of h(x) and of the
+#: label embeddings; the SGD learning rate of ``lr="auto"``, this much per stored entry of
+#: an average row of X (a feature's row moves by lr times its weight x_j / sum|x|, so
+#: longer bags tolerate a larger rate) within ``_BAG_LR_RANGE``, decaying linearly to
+#: ``_BAG_END_LR`` times it over the fit; ``max_epochs="auto"``: about ``_BAG_EXAMPLES``
+#: example updates, in ``_BAG_EPOCH_RANGE`` epochs; the ``"auto"`` batch size and
+#: negatives (tuned in benchmarks/README.md, "ConditionalNCEClassifier against fastText").
+_BAG_DIM = 64
+_BAG_LR_PER_ENTRY = 0.02
+_BAG_LR_RANGE = (0.1, 1.0)
+_BAG_END_LR = 1e-4
+_BAG_EXAMPLES = 1_500_000
+_BAG_EPOCH_RANGE = (5, 25)
+_BAG_BATCH = 2048
+_BAG_NEGATIVES = 16
 
 #: Number of labels scored at once at inference: a (1024, 4096) float32 block is 16 MiB.
 _CLASS_CHUNK = 4096
@@ -114,8 +138,10 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
     r"""Classifier over large label sets trained by conditional NCE.
 
     Models :math:`p(y \mid x) = \exp s(x, y) / Z(x)` with
-    :math:`s(x, y) = h(x)^\top e_y + b_y`, where :math:`h` is an MLP encoder of the
-    (dense or sparse) input, :math:`e_y` a label embedding and :math:`b_y` a label bias.
+    :math:`s(x, y) = h(x)^\top e_y + b_y`, where :math:`h` is an MLP encoder of a dense
+    input, or the mean of the rows of the features of a sparse one (fastText's model,
+    trained by a compiled per-example SGD step, see :ref:`huge_label_spaces`),
+    :math:`e_y` a label embedding and :math:`b_y` a label bias.
     Training never sums over all labels: each example is contrasted with
     ``n_negatives`` labels drawn from a noise distribution :math:`p_N` (Ma & Collins,
     2018, Figure 1). Prediction is exact: probabilities are normalised over all of
@@ -132,8 +158,10 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         :math:`\gamma` (consistent only if the model can self-normalise, their
         Assumption 2.2; see ``input_bias``). ``"mle"``: the full softmax, the
         reference, whose cost per example grows with the number of classes.
-    n_negatives : int, default=64
-        Number of noise labels K drawn per training example.
+    n_negatives : int or "auto", default="auto"
+        Number of noise labels K drawn per training example. ``"auto"``: 64; 16 for
+        the bag encoder trained by SGD (fastText's regime, where a per-example
+        update costs about ``K + 1`` label rows).
     noise : {"unigram", "uniform"} or array-like of shape (n_classes,), default="unigram"
         The noise distribution :math:`p_N`: the training label marginal raised to
         ``noise_power`` (``"unigram"``), uniform over ``classes_``, or explicit
@@ -153,10 +181,13 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         cancels in the ranking and softmax objectives and in ``predict_proba``.
     input_bias_layer_sizes : tuple of int, default=(32,)
         Hidden layers of the :math:`b(x)` head.
-    hidden_layer_sizes : tuple of int, default=(256,)
+    hidden_layer_sizes : tuple of int or "auto", default="auto"
         Hidden layers of the encoder :math:`h`. With ``()`` (and
         ``embedding_dim=None``) the model is the log-linear
-        :math:`s(x, y) = x^\top\theta_y + b_y` of Section 5.1.
+        :math:`s(x, y) = x^\top\theta_y + b_y` of Section 5.1. ``"auto"``: for a
+        sparse ``X``, the :class:`~sknce.nn.BagEncoder`, the weighted mean of the
+        rows of the features present (fastText's hidden layer; see
+        :ref:`huge_label_spaces`); for a dense ``X``, ``(256,)``.
     encoder : torch.nn.Module instance or class, or None, default=None
         Your own encoder :math:`h` replacing the MLP: it maps a dense float32 batch
         of shape (batch, n_features) to (batch, d) (sparse input is densified one
@@ -167,7 +198,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         Width of :math:`h(x)` and :math:`e_y`. ``None``: ``n_features_in_`` when
         ``hidden_layer_sizes=()`` (the identity encoder, which densifies one batch
         of a sparse ``X`` at a time: give an ``embedding_dim`` for wide sparse
-        input), else 64.
+        input); 64 otherwise (the bag encoder included).
     label_bias : bool, default=True
         Learn the label bias :math:`b_y`.
     init : {"prior", "random"}, default="prior"
@@ -230,12 +261,28 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         ``clip(round(3000 / steps_per_epoch), 10, 200)``, with
         ``steps_per_epoch = ceil(n_train / batch_size)`` over the training examples
         not held out for early stopping.
-    batch_size : int, default=256
-        Examples per gradient step.
-    lr : float, default=1e-3
-        Learning rate of the optimizer.
+        With the bag encoder trained by SGD (see ``optimizer``): about 1.5 million
+        example updates, ``clip(round(1.5e6 / n_train), 5, 25)``.
+    batch_size : int or "auto", default="auto"
+        Examples per gradient step. ``"auto"``: 256; 2,048 for the bag encoder
+        trained by SGD, whose update is per example (the batch sets how often the
+        learning rate and the threads' shares change).
+    lr : float or "auto", default="auto"
+        Learning rate of the optimizer. ``"auto"``: for the bag encoder trained by
+        SGD, 0.02 times the mean number of stored entries per row of ``X`` (a
+        feature's row moves by the rate times its share of the bag, so longer bags
+        take a larger rate), within [0.1, 1], decaying linearly to 0.01% of it over
+        ``max_epochs`` (fastText's and word2vec's schedule; ``partial_fit`` calls
+        count as epochs; no decay with an ``LRScheduler`` callback or a given
+        ``lr``); else 1e-3.
     optimizer : torch optimizer class, default=torch.optim.Adam
         Any :class:`torch.optim.Optimizer` subclass, built on the network's parameters.
+        With the bag encoder (``hidden_layer_sizes="auto"`` on a sparse ``X``), the
+        ranking objective and no ``optimizer_kwargs``, the default Adam becomes plain
+        SGD, fastText's regime; on the CPU a compiled kernel then does the update of
+        each example in place (fastText's inner loop) over ``n_jobs`` threads, in
+        about fastText's time (``benchmarks/README.md``). To train the bag by Adam,
+        pass :class:`sknce.optim.LazyAdam`. The choice is ``bag_sgd_``.
     optimizer_kwargs : dict or None, default=None
         Further options of the optimizer, e.g. ``{"weight_decay": 1e-4}`` (not ``lr``);
         a keyword the optimizer does not take is a ``ValueError``.
@@ -265,6 +312,11 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         Share of the training examples held out for early stopping.
     patience : int, default=5
         Epochs without improvement of the validation loss before training stops.
+    n_jobs : int or None, default=None
+        Threads of the compiled step (the bag encoder trained by SGD on the CPU):
+        ``None`` means 1, ``-1`` all the cores. With more than one the threads update
+        shared rows without locks (Hogwild, as fastText's), and a fit is no longer
+        bit-reproducible.
     accelerator : accelerate.Accelerator or None, default=None
         Train data-parallel over the processes of ``accelerate launch`` (or
         ``torchrun``), on the accelerator's device and in its mixed precision: every
@@ -286,6 +338,10 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
     sparse_embeddings_ : bool
         Whether the label tables have sparse gradients (``sparse_embeddings``
         resolved).
+    bag_sgd_ : bool
+        Whether the bag encoder is trained by plain SGD with the kernel's objective
+        (fastText's regime, see ``optimizer``); the compiled step trains it on the
+        CPU.
     sparse_input_ : bool
         Whether the first layer of the built-in encoder has sparse gradients
         (``sparse_embeddings`` resolved for a sparse ``X``).
@@ -337,14 +393,14 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         **BaseNCE._parameter_constraints,
         "max_epochs": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "objective": [StrOptions({"ranking", "binary", "mle"})],
-        "n_negatives": [Interval(Integral, 1, None, closed="left")],
+        "n_negatives": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "noise": [StrOptions({"unigram", "uniform"}), "array-like"],
         "noise_power": [Interval(Real, 0, None, closed="left")],
         "self_normalization": [Interval(Real, 0, None, closed="left")],
         "n_norm_samples": [Interval(Integral, 1, None, closed="left")],
         "input_bias": ["boolean"],
         "input_bias_layer_sizes": [tuple, list],
-        "hidden_layer_sizes": [tuple, list],
+        "hidden_layer_sizes": [tuple, list, StrOptions({"auto"})],
         "encoder": ENCODER_CONSTRAINT,
         "embedding_dim": [Interval(Integral, 1, None, closed="left"), None],
         "label_bias": ["boolean"],
@@ -354,6 +410,9 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         "shared_negatives": ["boolean"],
         "remove_accidental_hits": ["boolean"],
         "classes": ["array-like", None],
+        "lr": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "n_jobs": [Integral, None],
+        "batch_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "class_weight": [dict, StrOptions({"balanced"}), None],
     }
 
@@ -361,14 +420,14 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         self,
         *,
         objective: str = "ranking",
-        n_negatives: int = 64,
+        n_negatives: int | str = "auto",
         noise="unigram",
         noise_power: float = 1.0,
         self_normalization: float = 0.0,
         n_norm_samples: int = 64,
         input_bias: bool = False,
         input_bias_layer_sizes: tuple[int, ...] = (32,),
-        hidden_layer_sizes: tuple[int, ...] = (256,),
+        hidden_layer_sizes: tuple[int, ...] | str = "auto",
         encoder=None,
         embedding_dim: int | None = None,
         label_bias: bool = True,
@@ -380,8 +439,8 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         classes=None,
         class_weight: dict | str | None = None,
         max_epochs: int | str = "auto",
-        batch_size: int = 256,
-        lr: float = 1e-3,
+        batch_size: int | str = "auto",
+        lr: float | str = "auto",
         optimizer=torch.optim.Adam,
         optimizer_kwargs: dict | None = None,
         callbacks: list | None = None,
@@ -392,6 +451,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         early_stopping: bool = True,
         validation_fraction: float = 0.1,
         patience: int = 5,
+        n_jobs: int | None = None,
         accelerator=None,
     ) -> None:
         super().__init__(**common_params(locals()))
@@ -413,6 +473,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         self.shared_negatives = shared_negatives
         self.remove_accidental_hits = remove_accidental_hits
         self.classes = classes
+        self.n_jobs = n_jobs
         self.class_weight = class_weight
 
     def __sklearn_tags__(self):
@@ -447,10 +508,50 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
                 "(or partial_fit's classes argument on its first call)."
             )
 
+    def _hidden_layers(self) -> tuple[int, ...]:
+        """``hidden_layer_sizes`` as a tuple; ``"auto"`` is ``(256,)`` (for a dense ``X``)."""
+        if self.hidden_layer_sizes == "auto":
+            return (256,)
+        return tuple(self.hidden_layer_sizes)
+
+    def _check_hidden(self, name: str = "hidden_layer_sizes") -> tuple[int, ...]:
+        if getattr(self, name) == "auto":
+            return ()
+        return super()._check_hidden(name)
+
+    def _trains_bag_by_sgd(self) -> bool:
+        """Whether the bag encoder trains in fastText's regime: plain SGD, the ranking loss.
+
+        The default Adam (without options) becomes SGD; ``sknce.optim.LazyAdam`` or
+        any other optimizer keeps its choice.
+        """
+        return (
+            self.objective == "ranking"
+            and self.optimizer in (torch.optim.Adam, torch.optim.SGD)
+            and not self.optimizer_kwargs
+            and self.self_normalization == 0
+            and not self.input_bias
+            and self.dropout == 0
+        )
+
+    def _fit_lr(self) -> float:
+        if self.lr != "auto":
+            return self.lr
+        return self._bag_lr if getattr(self, "bag_sgd_", False) else _ADAM_LR
+
+    def _make_step(self) -> TrainStep:
+        """The compiled step in fastText's regime (it applies on the CPU), else autograd's."""
+        if self.bag_sgd_:
+            return BagRankingStep(effective_n_jobs(self.n_jobs))
+        return super()._make_step()
+
     def _make_scorer(self, n_features: int, log_prior: np.ndarray) -> LabelScorer:
         """The scorer of a new fit, started at ``log_prior`` with ``init="prior"``."""
-        hidden = tuple(self.hidden_layer_sizes)
-        if self.encoder is None and not hidden and self.embedding_dim is None:
+        hidden = self._hidden_layers()
+        if self._bag:
+            dim = _BAG_DIM if self.embedding_dim is None else self.embedding_dim
+            encoder = BagEncoder(n_features, dim, sparse_grad=self.sparse_input_)
+        elif self.encoder is None and not hidden and self.embedding_dim is None:
             encoder, dim = DenseInput(torch.nn.Identity()), n_features
         else:
             width = 64 if self.embedding_dim is None else self.embedding_dim
@@ -496,6 +597,33 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
     _target_steps = _TARGET_STEPS
     _epoch_range = _EPOCH_RANGE
 
+    def _schedule(self, n_examples: int, n_train: int, continues: bool) -> tuple[int, int]:
+        """Batch size (:meth:`_batch_size`) and epochs: the base's rule of about
+        ``_target_steps`` steps, or in fastText's regime about ``_BAG_EXAMPLES``
+        example updates, in ``_BAG_EPOCH_RANGE``."""
+        batch_size = self._batch_size()
+        max_epochs = self.max_epochs
+        if max_epochs == "auto" and self.bag_sgd_:
+            max_epochs = int(np.clip(round(_BAG_EXAMPLES / max(n_train, 1)), *_BAG_EPOCH_RANGE))
+        elif max_epochs == "auto":
+            max_epochs = auto_epochs(n_train, batch_size, self._target_steps, self._epoch_range)
+        return batch_size, max_epochs
+
+    def _net_options(self, data: _Labelled) -> dict:
+        """The linear decay of ``lr="auto"`` in fastText's regime, as an extra callback."""
+        from skorch.callbacks import LRScheduler
+
+        users = [c[1] if isinstance(c, tuple) else c for c in self.callbacks or ()]
+        if (
+            not self.bag_sgd_
+            or self.lr != "auto"
+            or any(isinstance(c, LRScheduler) for c in users)
+        ):
+            return {}
+        held_out = self.validation_fraction if self.early_stopping else 0.0
+        decay = LinearDecay(_BAG_END_LR, max(data.n_examples * (1 - held_out), 1.0))
+        return {"extra_callbacks": [("lr_decay", decay)]}
+
     def _check_params(self) -> None:
         self._check_hidden()
         self._check_hidden("input_bias_layer_sizes")
@@ -518,7 +646,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
     def _start_fit(self, data: _Labelled, seeds) -> _Labelled:
         labels, counts = np.unique(data.y, return_counts=True)
         log_prior = self._start(labels, counts, data.declared, _entries_per_row(data.X))
-        return data._replace(log_prior=log_prior)
+        return data._replace(log_prior=log_prior, n_examples=data.X.shape[0])
 
     def _continue_fit(self, data: _Labelled) -> _Labelled:
         self._check_known(data.y)
@@ -568,6 +696,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         total[np.searchsorted(merged, new)] += new_counts
         summary["labels"], summary["counts"] = merged, total
         summary.setdefault("entries", []).append(_entries_per_row(X))
+        summary["n_examples"] = summary.get("n_examples", 0) + X.shape[0]
         return X.shape[0]
 
     def _start_stream(self, chunks, summary: dict, seeds) -> _Labelled:
@@ -579,7 +708,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             self.classes,
             max(entries) if sparse_stream else None,
         )
-        return _Labelled(None, None, self.classes, log_prior)
+        return _Labelled(None, None, self.classes, log_prior, summary["n_examples"])
 
     def _continue_stream(self, chunks, summary: dict) -> None:
         self._check_known(summary["labels"])
@@ -598,6 +727,12 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         Returns the log prior (see :meth:`_set_labels`).
         """
         log_prior = self._set_labels(labels, counts, declared)
+        self._bag = (
+            self.encoder is None and self.hidden_layer_sizes == "auto" and entries is not None
+        )
+        self.bag_sgd_ = self._bag and self._trains_bag_by_sgd()
+        if self.bag_sgd_:
+            self._bag_lr = float(np.clip(_BAG_LR_PER_ENTRY * entries, *_BAG_LR_RANGE))
         # every label is scored by the full softmax: its gradients are dense anyway
         labels_sampled = self.objective != "mle"
         self.sparse_embeddings_ = labels_sampled and self._resolve_sparse(
@@ -605,7 +740,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         )
         # the built-in MLP's first layer on a sparse X: a table of one row per feature
         has_input_layer = self.encoder is None and (
-            tuple(self.hidden_layer_sizes) or self.embedding_dim is not None
+            self._bag or self._hidden_layers() or self.embedding_dim is not None
         )
         self.sparse_input_ = bool(has_input_layer and entries is not None) and (
             self._resolve_sparse(self.n_features_in_, self._batch_size() * entries)
@@ -626,13 +761,24 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             return False
         return self._sparse_optimizer() is not None
 
+    def _n_negatives(self) -> int:
+        """``n_negatives`` with ``"auto"`` resolved."""
+        if self.n_negatives == "auto":
+            return _BAG_NEGATIVES if getattr(self, "bag_sgd_", False) else 64
+        return self.n_negatives
+
     def _batch_size(self) -> int:
-        return self.net_.batch_size if self._continues(False) else self.batch_size
+        """The batch size of this fit: the network's when it continues, else resolved."""
+        if self._continues(False):
+            return self.net_.batch_size
+        if self.batch_size == "auto":
+            return _BAG_BATCH if getattr(self, "bag_sgd_", False) else 256
+        return self.batch_size
 
     def _rows_per_step(self) -> int:
         """Label rows a training step scores (with repeats): true labels and noise labels."""
         batch_size = self._batch_size()
-        drawn = self.n_negatives + (self.n_norm_samples if self.self_normalization > 0 else 0)
+        drawn = self._n_negatives() + (self.n_norm_samples if self.self_normalization > 0 else 0)
         return batch_size + (drawn if self.shared_negatives else batch_size * drawn)
 
     def _sparse_optimizer(self) -> type | None:
@@ -651,6 +797,8 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         return None
 
     def _optimizer_class(self) -> type:
+        if self.bag_sgd_:
+            return torch.optim.SGD
         if isinstance(self.sparse_embeddings, str) and (
             self.sparse_embeddings_ or self.sparse_input_
         ):
@@ -662,7 +810,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             as_csr_or_dense(X),
             torch.as_tensor(y_enc, dtype=torch.int64),
             self.noise_,
-            0 if self.objective == "mle" else self.n_negatives,
+            0 if self.objective == "mle" else self._n_negatives(),
             self.n_norm_samples if self.self_normalization > 0 else 0,
             self.remove_accidental_hits,
             device,

@@ -9,7 +9,7 @@ about scikit-learn or skorch.
 import sys
 import warnings
 
-from sknce.nn._conditional import LabelScorer, TargetEnergy
+from sknce.nn._conditional import BagEncoder, LabelScorer, TargetEnergy
 from sknce.nn._contrastive import LatentClassScorer, SphereEncoder
 from sknce.nn._documents import BilinearScorer, LinearSkipEncoder, PairScorer
 from sknce.nn._mlp import MLP, DenseInput, InputLinear, output_dim
@@ -19,6 +19,7 @@ from sknce.nn._words import ACESkipGram, SharedCentreGenerator, SkipGram, bag_me
 __all__ = [
     "MLP",
     "ACESkipGram",
+    "BagEncoder",
     "BilinearScorer",
     "DenseInput",
     "InputLinear",

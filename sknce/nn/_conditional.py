@@ -1,5 +1,7 @@
 """Scorers of the conditional NCE family (Ma & Collins, 2018).
 
+* :class:`BagEncoder` maps a sparse bag of features to the weighted mean of their
+  rows (fastText's hidden layer), the default encoder of sparse input;
 * :class:`LabelScorer` scores (input, label) pairs, ``s(x, y) = h(x)ᵀ e_y + b_y``;
 * :class:`TargetEnergy` scores (input, continuous target) pairs (Gustafsson et al., 2020).
 
@@ -17,7 +19,70 @@ from torch import nn
 
 from sknce.nn._mlp import MLP
 
-__all__ = ["LabelScorer", "TargetEnergy"]
+__all__ = ["BagEncoder", "LabelScorer", "TargetEnergy"]
+
+
+class BagEncoder(nn.Module):
+    r"""The weighted mean of a bag's feature rows, :math:`h(x) = \sum_j x_j W_j / \sum_j |x_j|`.
+
+    For a row of counts (a bag of words) it is the mean of its words' rows, the
+    hidden layer of fastText's classifier (Joulin et al., 2017). Sparse input goes
+    through :func:`torch.nn.functional.embedding_bag` and is never densified. An
+    all-zero row maps to zero.
+
+    Parameters
+    ----------
+    n_features : int
+        Number of input features (rows of ``W``).
+    dim : int
+        Width of :math:`h(x)`.
+    sparse_grad : bool, default=False
+        Give ``W`` a sparse gradient (only the rows of the features present), for
+        optimisers such as :class:`sknce.optim.LazyAdam`.
+
+    Attributes
+    ----------
+    weight : Parameter of shape (n_features, dim)
+        ``W``, drawn uniformly from :math:`[-1/d, 1/d]` as fastText draws its
+        input vectors.
+    """
+
+    def __init__(self, n_features: int, dim: int, sparse_grad: bool = False) -> None:
+        super().__init__()
+        self.sparse_grad = bool(sparse_grad)
+        self.weight = nn.Parameter(torch.empty(int(n_features), int(dim)))
+        nn.init.uniform_(self.weight, -1.0 / dim, 1.0 / dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """:math:`h(x)` of a batch.
+
+        Parameters
+        ----------
+        x : Tensor of shape (batch, n_features), dense or sparse COO
+            A batch of inputs.
+
+        Returns
+        -------
+        Tensor of shape (batch, dim)
+        """
+        if not x.is_sparse:
+            total = x.abs().sum(dim=1, keepdim=True)
+            return (x / torch.where(total > 0, total, 1.0)) @ self.weight
+        x = x.coalesce()  # row-major order: each row's entries are contiguous
+        rows, cols = x.indices()
+        values = x.values()
+        total = torch.zeros(x.shape[0], dtype=values.dtype, device=values.device)
+        total.index_add_(0, rows, values.abs())
+        total = torch.where(total > 0, total, 1.0)
+        counts = torch.bincount(rows, minlength=x.shape[0])
+        return F.embedding_bag(
+            cols,
+            self.weight,
+            counts.cumsum(0) - counts,
+            mode="sum",
+            per_sample_weights=(values / total[rows]).to(self.weight.dtype),
+            sparse=self.sparse_grad,
+        )
 
 
 class LabelScorer(nn.Module):

@@ -1,0 +1,81 @@
+"""The compiled training step of ConditionalNCEClassifier on sparse bags of features.
+
+:class:`BagRankingStep` is the engine's :class:`~sknce._steps.KernelStep` for the
+classifier's scorer when its encoder is the :class:`~sknce.nn.BagEncoder` and its
+objective the ranking loss: each batch of the :class:`~sknce.conditional._sampler.LabelSampler`
+(the inputs as a sparse tensor, the labels, the noise labels and their
+``log p_N``) is handed to :func:`~sknce.conditional._kernels.sgd_bag_ranking`,
+fastText's per-example SGD update, over the engine's Hogwild threads. Where it
+does not apply (a GPU, another optimizer, another encoder or objective, an input
+bias, dropout, the self-normalisation penalty) the engine trains by autograd.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sknce._data import Targets
+from sknce._steps import KernelStep
+from sknce.conditional._kernels import sgd_bag_ranking
+from sknce.losses import RankingNCELoss
+from sknce.nn import BagEncoder
+
+__all__ = ["BagRankingStep"]
+
+
+class BagRankingStep(KernelStep):
+    """Ranking-NCE SGD of a bag encoder and label tables, compiled, over ``n_jobs`` threads.
+
+    Parameters
+    ----------
+    n_jobs : int, default=1
+        Threads of the kernel (Hogwild with more than one: not bit-reproducible).
+    """
+
+    def applies(self, net) -> bool:
+        """The engine's conditions, and a scorer and objective the kernel implements."""
+        if not super().applies(net):
+            return False
+        scorer = net.module_
+        return (
+            isinstance(scorer.encoder, BagEncoder)
+            and scorer.input_bias is None
+            and scorer.dropout.p == 0
+            and type(net.criterion_) is RankingNCELoss
+        )
+
+    def prepare(self, net, inputs: dict, targets: Targets) -> tuple:
+        """The batch as the kernel's arrays, and numpy views of the parameters."""
+        x = inputs["x"].coalesce()  # row-major: each row's entries are contiguous
+        rows, cols = x.indices().numpy()
+        indptr = np.zeros(x.shape[0] + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=x.shape[0]), out=indptr[1:])
+        labels = inputs["labels"].numpy()
+        negatives = inputs["negatives"].numpy()
+        neg_log_noise = targets.neg_log_noise.numpy()
+        if negatives.ndim == 1:  # one set shared by the batch
+            negatives = np.broadcast_to(negatives, (labels.shape[0], negatives.shape[0]))
+        scorer = net.module_
+        bias = scorer.label_bias
+        params = (
+            scorer.encoder.weight.detach().numpy(),
+            scorer.label_embedding.weight.detach().numpy(),
+            np.empty(0, np.float32) if bias is None else bias.detach().numpy().reshape(-1),
+        )
+        batch = (
+            indptr,
+            cols,
+            x.values().numpy(),
+            labels,
+            np.ascontiguousarray(negatives),
+            targets.pos_log_noise.numpy(),
+            np.ascontiguousarray(neg_log_noise),
+            np.empty(0, np.float32)
+            if targets.sample_weight is None
+            else np.ascontiguousarray(targets.sample_weight.numpy(), dtype=np.float32),
+        )
+        return params, batch, targets.neg_mask is not None
+
+    def kernel(self, net, state, lo: int, hi: int, lr: float) -> float:
+        params, batch, remove_hits = state
+        return sgd_bag_ranking(*params, *batch, lo, hi, lr, remove_hits)

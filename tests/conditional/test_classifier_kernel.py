@@ -1,0 +1,246 @@
+"""The compiled step of ConditionalNCEClassifier on sparse bags, against autograd."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import torch
+from sklearn.dummy import DummyClassifier
+from sklearn.feature_extraction.text import CountVectorizer
+from sklearn.metrics import log_loss
+from sklearn.pipeline import make_pipeline
+from skorch.callbacks import Callback
+
+from sknce import ConditionalNCEClassifier
+from sknce._data import csr_to_tensor
+from sknce._steps import AutogradStep
+from sknce.conditional._kernel_step import BagRankingStep
+from sknce.conditional._kernels import sgd_bag_ranking
+from sknce.losses import ranking_nce
+from sknce.nn import MLP, BagEncoder, LabelScorer
+from sknce.optim import LazyAdam
+
+N_FEATURES, DIM, N_CLASSES, K = 9, 5, 7, 4
+
+
+def _problem(n, seed=0):
+    """A float64 bag encoder and scorer, a CSR batch with repeats, labels and negatives."""
+    rng = np.random.default_rng(seed)
+    torch.manual_seed(seed)
+    scorer = LabelScorer(BagEncoder(N_FEATURES, DIM), DIM, N_CLASSES).double()
+    with torch.no_grad():
+        for p in scorer.parameters():
+            p.copy_(torch.randn_like(p) * 0.7)
+    X = sp.random(n, N_FEATURES, density=0.4, random_state=seed, format="lil") * 3
+    X[0] = 0  # an empty bag
+    X = sp.csr_matrix(X)
+    X.eliminate_zeros()
+    X.data = np.ceil(X.data)  # counts
+    labels = rng.integers(0, N_CLASSES, size=n)
+    negatives = rng.integers(0, N_CLASSES, size=(n, K))
+    negatives[1, :2] = labels[1]  # accidental hits
+    negatives[2, 1:3] = negatives[2, 0]  # a repeated negative
+    log_noise = np.log(rng.dirichlet(np.ones(N_CLASSES)))
+    return scorer, X, labels, negatives, log_noise
+
+
+def _autograd_step(scorer, X, labels, negatives, log_noise, lr, remove_hits, weights=None):
+    """One SGD step of each example in turn, by autograd; the summed loss."""
+    total = 0.0
+    for i in range(X.shape[0]):
+        scorer.zero_grad()
+        x = csr_to_tensor(X[i : i + 1]).double()
+        y = torch.as_tensor(labels[i : i + 1])
+        neg = torch.as_tensor(negatives[i : i + 1])
+        scores = scorer(x, labels=y, negatives=neg)
+        neg_scores = scores["neg"]
+        if remove_hits:
+            neg_scores = neg_scores.masked_fill(neg == y.unsqueeze(1), -torch.inf)
+        table = torch.as_tensor(log_noise)
+        loss = ranking_nce(scores["pos"], neg_scores, table[y], table[neg], reduction="sum")
+        if weights is not None:
+            loss = loss * weights[i]
+        loss.backward()
+        with torch.no_grad():
+            for p in scorer.parameters():
+                p -= lr * p.grad
+        total += float(loss.detach())
+    return total
+
+
+def _kernel_step(scorer, X, labels, negatives, log_noise, lr, remove_hits, weights=None):
+    w_in = scorer.encoder.weight.detach().numpy()
+    w_label = scorer.label_embedding.weight.detach().numpy()
+    b_label = scorer.label_bias.detach().numpy().reshape(-1)
+    return sgd_bag_ranking(
+        w_in,
+        w_label,
+        b_label,
+        X.indptr.astype(np.int64),
+        X.indices.astype(np.int64),
+        X.data.astype(np.float64),
+        labels,
+        negatives,
+        log_noise[labels],
+        log_noise[negatives],
+        np.empty(0) if weights is None else weights,
+        0,
+        X.shape[0],
+        lr,
+        remove_hits,
+    )
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("remove_hits", [False, True])
+@pytest.mark.parametrize("rows", [slice(1, 2), slice(0, 6)])
+def test_the_kernel_step_is_autograd_sgd_example_by_example(rows, remove_hits, weighted):
+    """Same loss and same updated parameters (float64) as autograd's per-example SGD.
+
+    Row 1 has accidental hits, row 2 a repeated negative, row 0 an empty bag; the
+    examples of a batch share label and feature rows. ``weighted``: each example's
+    loss times its sample weight.
+    """
+    scorer, X, labels, negatives, log_noise = _problem(6)
+    X, labels, negatives = X[rows], labels[rows], negatives[rows]
+    weights = np.linspace(0.5, 2.0, X.shape[0]) if weighted else None
+    reference = {k: v.clone() for k, v in scorer.state_dict().items()}
+    lr = 0.3
+    args = (labels, negatives, log_noise, lr, remove_hits, weights)
+    expected_loss = _autograd_step(scorer, X, *args)
+    expected = {k: v.clone() for k, v in scorer.state_dict().items()}
+    scorer.load_state_dict(reference)
+    loss = _kernel_step(scorer, X, *args)
+    assert loss == pytest.approx(expected_loss, rel=1e-10)
+    for name, value in scorer.state_dict().items():
+        np.testing.assert_allclose(value.numpy(), expected[name].numpy(), rtol=1e-10, atol=1e-12)
+        assert not torch.equal(value, reference[name])  # the step moved every table
+
+
+def test_the_kernel_gradient_is_the_autograd_gradient_of_one_example():
+    """One step with a tiny lr: (before - after) / lr is autograd's gradient."""
+    scorer, X, labels, negatives, log_noise = _problem(6, seed=3)
+    i = 4
+    before = {k: v.clone() for k, v in scorer.state_dict().items()}
+    x = csr_to_tensor(X[i : i + 1]).double()
+    y, neg = torch.as_tensor(labels[i : i + 1]), torch.as_tensor(negatives[i : i + 1])
+    scores = scorer(x, labels=y, negatives=neg)
+    table = torch.as_tensor(log_noise)
+    ranking_nce(scores["pos"], scores["neg"], table[y], table[neg]).backward()
+    grads = {name: p.grad.clone() for name, p in scorer.named_parameters()}
+    lr = 1e-3
+    _kernel_step(
+        scorer, X[i : i + 1], labels[i : i + 1], negatives[i : i + 1], log_noise, lr, False
+    )
+    for name, p in scorer.named_parameters():
+        np.testing.assert_allclose(
+            ((before[name] - p.detach()) / lr).numpy(), grads[name].numpy(), atol=1e-9
+        )
+
+
+# --- the classifier in fastText's regime --------------------------------------------------
+def _bags(n, n_classes=30, n_words=300, seed=0):
+    """Bags of 8 words: each word from its label's 5 signature words w.p. 0.5, else any word."""
+    rng = np.random.default_rng(seed)
+    y = rng.zipf(1.3, size=n) % n_classes
+    signature = rng.integers(0, n_words, size=(n_classes, 5))
+    own = rng.random((n, 8)) < 0.5
+    words = np.where(
+        own, signature[y[:, None], rng.integers(0, 5, (n, 8))], rng.integers(0, n_words, (n, 8))
+    )
+    texts = [" ".join(f"w{w}" for w in row) for row in words]
+    return texts, np.array([f"y{label}" for label in y])
+
+
+def _pipeline(**params):
+    return make_pipeline(
+        CountVectorizer(token_pattern=r"\S+"), ConditionalNCEClassifier(random_state=0, **params)
+    )
+
+
+def test_the_default_pipeline_trains_the_bag_by_the_compiled_step_and_beats_the_prior():
+    texts, y = _bags(3000)
+    model = _pipeline().fit(texts[:2000], y[:2000])
+    clf = model[-1]
+    assert clf.bag_sgd_ and isinstance(clf.net_.module_.encoder, BagEncoder)
+    assert isinstance(clf.net_.step_, BagRankingStep)
+    assert isinstance(clf.net_.optimizer_, torch.optim.SGD)
+    assert "valid_loss" in clf.history_[-1]
+    assert "lr_decay" in dict(clf.net_.callbacks_)
+    prior = DummyClassifier(strategy="prior").fit(texts[:2000], y[:2000])
+    X_test, y_test = texts[2000:], y[2000:]
+    nll = log_loss(y_test, model.predict_proba(X_test), labels=clf.classes_)
+    nll_prior = log_loss(y_test, prior.predict_proba(X_test), labels=clf.classes_)
+    assert nll < nll_prior - 0.5
+    assert model.score(X_test, y_test) > prior.score(X_test, y_test) + 0.3
+
+
+def test_a_fit_on_one_thread_is_reproducible():
+    texts, y = _bags(800)
+    first = _pipeline(max_epochs=3).fit(texts, y).predict_proba(texts[:50])
+    again = _pipeline(max_epochs=3).fit(texts, y).predict_proba(texts[:50])
+    np.testing.assert_array_equal(first, again)
+    other = make_pipeline(
+        CountVectorizer(token_pattern=r"\S+"),
+        ConditionalNCEClassifier(random_state=1, max_epochs=3),
+    )
+    assert np.abs(other.fit(texts, y).predict_proba(texts[:50]) - first).max() > 1e-4
+
+
+def test_two_threads_train_as_well():
+    texts, y = _bags(3000)
+    one = _pipeline().fit(texts[:2000], y[:2000]).score(texts[2000:], y[2000:])
+    two = _pipeline(n_jobs=2).fit(texts[:2000], y[:2000])
+    assert two[-1].net_.step_.n_jobs == 2
+    assert two.score(texts[2000:], y[2000:]) > one - 0.05
+
+
+def test_callbacks_partial_fit_and_warm_start_keep_working_with_the_compiled_step():
+    texts, y = _bags(600)
+    vectorizer = CountVectorizer(token_pattern=r"\S+").fit(texts)
+    X = vectorizer.transform(texts)
+
+    class CountBatches(Callback):
+        def initialize(self):
+            self.batches = 0
+            return self
+
+        def on_batch_end(self, net, training=False, **kwargs):
+            self.batches += training
+
+    counter = CountBatches()
+    clf = ConditionalNCEClassifier(
+        random_state=0, max_epochs=2, batch_size=100, callbacks=[counter], warm_start=True
+    ).fit(X, y)
+    assert isinstance(clf.net_.step_, BagRankingStep)
+    assert counter.batches == 2 * 6  # 540 training examples in batches of 100
+    clf.fit(X, y)
+    assert clf.n_iter_ == 4
+    partial = ConditionalNCEClassifier(random_state=0)
+    partial.partial_fit(X[:300], y[:300], classes=np.unique(y)).partial_fit(X[300:], y[300:])
+    assert partial.n_iter_ == 2 and isinstance(partial.net_.step_, BagRankingStep)
+
+
+def test_other_optimizers_and_dense_input_keep_the_autograd_path():
+    texts, y = _bags(400)
+    lazy = _pipeline(optimizer=LazyAdam, max_epochs=2).fit(texts, y)[-1]
+    assert not lazy.bag_sgd_ and isinstance(lazy.net_.step_, AutogradStep)
+    assert isinstance(lazy.net_.module_.encoder, BagEncoder)
+    assert lazy.net_.lr == pytest.approx(1e-3)
+    X = np.random.default_rng(0).normal(size=(200, 5))
+    dense = ConditionalNCEClassifier(random_state=0, max_epochs=2).fit(X, y[:200])
+    assert not dense.bag_sgd_ and isinstance(dense.net_.step_, AutogradStep)
+    assert isinstance(dense.net_.module_.encoder, MLP)
+    assert dense.net_.batch_size == 256 and dense.net_.lr == pytest.approx(1e-3)
+    assert isinstance(dense.net_.optimizer_, torch.optim.Adam)
+
+
+def test_the_bag_encoder_is_the_weighted_mean_of_the_rows_dense_or_sparse():
+    encoder = BagEncoder(6, 3).double()
+    X = np.array([[2.0, 0, 1, 0, 0, 0], [0, 0, 0, 0, 0, 0], [0, -1, 0, 0, 0, 3]])
+    W = encoder.weight.detach().numpy()
+    expected = np.stack([(2 * W[0] + W[2]) / 3, np.zeros(3), (-W[1] + 3 * W[5]) / 4])
+    with torch.no_grad():
+        dense = encoder(torch.as_tensor(X)).numpy()
+        sparse = encoder(csr_to_tensor(sp.csr_matrix(X)).double()).numpy()
+    np.testing.assert_allclose(dense, expected, atol=1e-12)
+    np.testing.assert_allclose(sparse, expected, atol=1e-12)
