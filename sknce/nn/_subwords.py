@@ -85,7 +85,9 @@ class SubwordSkipGram(SkipGram):
         Parameters
         ----------
         words : LongTensor of shape (n_examples,), or (n_words,) with ``offsets``
+            Vocabulary indices: one word per example, or the words of every bag.
         offsets : LongTensor of shape (n_examples,) or None, default=None
+            Start of each example's bag in ``words``; ``None``: one word per example.
 
         Returns
         -------
@@ -108,7 +110,9 @@ class SubwordSkipGram(SkipGram):
         Parameters
         ----------
         words : LongTensor of shape (n_examples,), or (n_words,) with ``offsets``
+            Vocabulary indices: one word per example, or the words of every bag.
         offsets : LongTensor of shape (n_examples,) or None, default=None
+            Start of each example's bag in ``words``; ``None``: one word per example.
 
         Returns
         -------
@@ -117,7 +121,19 @@ class SubwordSkipGram(SkipGram):
         return bag_mean(self.input_embeddings, *self.expand(words, offsets))
 
     def forward(self, centres: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        """Scores of ``targets`` given ``centres`` (see :meth:`SkipGram.forward`)."""
+        """Scores of ``targets`` given ``centres`` (see :meth:`SkipGram.forward`).
+
+        Parameters
+        ----------
+        centres : LongTensor of shape (n_examples,)
+            The input words, whose vectors are the means of their subword rows.
+        targets : LongTensor of shape (n_examples,) or (n_examples, n_candidates)
+            The output words scored against them.
+
+        Returns
+        -------
+        Tensor of the shape of ``targets``
+        """
         u = self.encode(centres)
         v = self.output_embeddings(targets)
         if targets.dim() == 1:
@@ -125,5 +141,17 @@ class SubwordSkipGram(SkipGram):
         return torch.bmm(v, u.unsqueeze(-1)).squeeze(-1)
 
     def logits(self, centres: torch.Tensor, candidates: torch.Tensor) -> torch.Tensor:
-        """Scores of every candidate for every centre, one matrix product."""
+        """Scores of every candidate for every centre, one matrix product.
+
+        Parameters
+        ----------
+        centres : LongTensor of shape (n_examples,)
+            The input words.
+        candidates : LongTensor of shape (n_candidates,)
+            The output words scored for every centre.
+
+        Returns
+        -------
+        Tensor of shape (n_examples, n_candidates)
+        """
         return self.candidate_logits(self.encode(centres), candidates)

@@ -114,6 +114,7 @@ def load_facebook_model(
     Parameters
     ----------
     path : str or path-like
+        The ``.bin`` file.
     encoding : str, default="utf-8"
         Of the words; undecodable bytes are backslash-escaped (as gensim).
     full_model : bool, default=True
@@ -201,6 +202,7 @@ def write_facebook_model(
     Parameters
     ----------
     path : str or path-like
+        The ``.bin`` file.
     words : list of str
     counts : int array of shape (n_words,)
     vectors_vocab : float32 array of shape (n_words, dim)
@@ -217,6 +219,7 @@ def write_facebook_model(
     ntokens : int or None, default=None
         Tokens of the corpus; default the sum of the word counts.
     encoding : str, default="utf-8"
+        Encoding of the words in the file.
 
     Raises
     ------

@@ -125,6 +125,7 @@ class SubwordVectors(WordVectors):
         Parameters
         ----------
         word : str
+            Any string; its n-grams are those of ``<word>`` (fastText's boundary marks).
 
         Returns
         -------
@@ -149,6 +150,7 @@ class SubwordVectors(WordVectors):
         Parameters
         ----------
         key : str or int
+            A word (any string), or the row position of a vocabulary word.
         norm : bool, default=False
             Scale it to unit length (a zero vector stays zero).
 
@@ -307,6 +309,17 @@ class SubwordVectors(WordVectors):
     def add_vectors(self, keys, weights, extras=None, replace: bool = False) -> None:
         """Not available: a word of SubwordVectors is its own row and its n-gram rows.
 
+        Parameters
+        ----------
+        keys : list of str
+            The words (refused).
+        weights : array-like
+            Their vectors (refused).
+        extras : dict or None, default=None
+            Per-word attributes (refused).
+        replace : bool, default=False
+            Whether existing words would be replaced (refused).
+
         Raises
         ------
         TypeError
@@ -326,6 +339,7 @@ class SubwordVectors(WordVectors):
         Parameters
         ----------
         path : str or path-like
+            The file.
         """
         save_facebook_model(path, self)
 
@@ -336,6 +350,7 @@ class SubwordVectors(WordVectors):
         Parameters
         ----------
         path : str or path-like
+            The file.
         mmap : None, default=None
             Only ``None``: the file is read into memory.
 
@@ -374,6 +389,7 @@ class SubwordVectors(WordVectors):
         Parameters
         ----------
         path : str or path-like
+            The file.
         """
         self.save_word2vec_format(path, binary=False)
 
@@ -388,7 +404,9 @@ def load_facebook_vectors(path: str | os.PathLike, encoding: str = "utf-8") -> S
     Parameters
     ----------
     path : str or path-like
+        The ``.bin`` file.
     encoding : str, default="utf-8"
+        Encoding of the words in the file.
 
     Returns
     -------
@@ -422,7 +440,9 @@ def save_facebook_model(
     Parameters
     ----------
     path : str or path-like
+        The ``.bin`` file.
     wv : SubwordVectors
+        The vectors written: the vocabulary's rows and the n-gram rows.
     output : array-like of shape (n_words, dim) or None, default=None
         The output vectors; zeros when ``None``.
     args : dict or None, default=None
@@ -431,6 +451,7 @@ def save_facebook_model(
     ntokens : int or None, default=None
         Tokens of the corpus; default the sum of the word counts.
     encoding : str, default="utf-8"
+        Encoding of the words in the file.
     """
     counts = wv.expandos.get("count")
     if counts is None:
