@@ -232,6 +232,7 @@ class SubwordVectors(WordVectors):
         Parameters
         ----------
         w1, w2 : str or int
+            Two words (any strings), or row positions of vocabulary words.
 
         Returns
         -------
