@@ -43,7 +43,6 @@ import contextlib
 import copy
 import inspect
 import math
-import warnings
 from collections.abc import Callable, Iterator
 from numbers import Integral, Real
 
@@ -74,6 +73,7 @@ from sknce._engine import HoldOut, NCENet, resolve_device
 from sknce._random import Seeds, seeded_init
 from sknce._steps import AutogradStep, Miner, TrainStep
 from sknce._validation import check_sortable_labels
+from sknce._warnings import warn_caller
 from sknce._weights import WeightedSampler, fit_weights, unit_mean
 from sknce.nn import DenseInput, output_dim
 from sknce.nn._mlp import build_encoder
@@ -725,11 +725,10 @@ class BaseNCE(BaseEstimator):
             fix = "Provide more data, lower validation_fraction, or set early_stopping=False."
         if n_train >= self._min_train_examples:
             return True
-        warnings.warn(
+        warn_caller(
             f"{held_out} of {n} examples leaves {n_train} for training (at least "
             f"{self._min_train_examples} needed): early stopping is off for this fit. {fix}",
             UserWarning,
-            stacklevel=8,  # the caller of ``fit``
         )
         return False
 
@@ -780,13 +779,12 @@ class BaseNCE(BaseEstimator):
         losses = [row["valid_loss"] for row in rows if "valid_loss" in row]
         if chance is None or not losses or beats_chance(min(losses), chance):
             return
-        warnings.warn(
+        warn_caller(
             f"The validation loss never fell 1% below the loss of a constant guess "
             f"({chance:.4f}) in {len(rows)} epoch(s): the fitted model has not learned "
             "to tell positive pairs from negative ones and its output is uninformative. "
             "Raise max_epochs, provide more data, or check that the pairs share structure.",
             ConvergenceWarning,
-            stacklevel=8,  # the caller of ``fit``
         )
 
     # --- inference helpers --------------------------------------------------------------

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import warnings
 from numbers import Integral, Real
 from typing import NamedTuple
 
@@ -18,6 +17,7 @@ from sknce._base import ENCODER_CONSTRAINT, BaseNCE, common_params
 from sknce._compat import Interval, StrOptions, check_is_fitted, validate_data
 from sknce._data import SampledDataset, as_csr_or_dense, rows_to_tensor
 from sknce._random import Seeds
+from sknce._warnings import warn_caller
 from sknce.conditional._density import GridDensity
 from sknce.conditional._linear_base import LinearBase
 from sknce.conditional._sampler import TargetSampler
@@ -458,26 +458,24 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
             "sample of all the data), or fit on the whole data with fit."
         )
         if partial and not continues and np.ptp(y) == 0:
-            warnings.warn(
+            warn_caller(
                 f"the first partial_fit chunk has a constant target ({y[0]:.4g}): the "
                 "target scaling, base density and grid fixed from it span one unit around "
                 "it, and later chunks' targets beyond that cannot be learned. " + fix,
                 UserWarning,
-                stacklevel=7,  # the caller of partial_fit
             )
         if not continues:
             return
         low, high = self.target_range_
         outside = int(np.count_nonzero((y < low) | (y > high)))
         if outside:
-            warnings.warn(
+            warn_caller(
                 f"{outside} of {len(y)} targets of this chunk lie beyond the range fixed by "
                 f"the first call (targets about {self.target_range_[0]:.4g} to "
                 f"{self.target_range_[1]:.4g}): the model's density lives on that range, "
                 "so these targets are clipped to its ends and cannot be learned; expect "
                 "poor predictions for them. " + fix,
                 UserWarning,
-                stacklevel=7,  # the caller of partial_fit
             )
 
     def _fitted_residuals(self, X, y_std: np.ndarray) -> np.ndarray:

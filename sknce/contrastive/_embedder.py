@@ -9,7 +9,6 @@ trained with the logistic or hinge k-negative loss (Definition 2.1).
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable
 from numbers import Integral, Real
 from typing import NamedTuple
@@ -22,6 +21,7 @@ from sknce._base import ENCODER_CONSTRAINT, BaseNCE, common_params
 from sknce._compat import Interval, StrOptions, check_is_fitted, validate_data
 from sknce._data import as_csr_or_dense, rows_to_tensor
 from sknce._random import Seeds
+from sknce._warnings import warn_caller
 from sknce.contrastive._sampler import LatentClassDataset, LatentClassSampler, encode_groups
 from sknce.contrastive._scaling import SCALINGS, fit_scaling, resolve_scaling, scale_input
 from sknce.contrastive._start import principal_start
@@ -388,11 +388,10 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
             )
         n_single = int((sizes == 1).sum())
         if n_single:
-            warnings.warn(
+            warn_caller(
                 f"{n_single} class(es) of y have a single member and cannot give positive "
                 "pairs; their points serve as negatives only.",
                 UserWarning,
-                stacklevel=7,  # the caller of ``fit``
             )
         return as_csr_or_dense(X), codes, groups
 

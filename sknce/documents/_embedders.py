@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import warnings
 from collections.abc import Iterator
 from numbers import Integral, Real
 
@@ -26,6 +25,7 @@ from sknce._callbacks import ChanceAwareEarlyStopping
 from sknce._compat import Interval, StrOptions, check_is_fitted, validate_data
 from sknce._data import SampledDataset, csr_to_tensor, first_chunk
 from sknce._random import Seeds
+from sknce._warnings import warn_caller
 from sknce.documents._sampler import DocumentPairSampler
 from sknce.documents._spectral import spectral_projection
 from sknce.documents._split import SPLITS, split_documents
@@ -190,11 +190,10 @@ class _BaseDocumentNCE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNC
                 "Provide more (or longer) documents."
             )
         if n_short:
-            warnings.warn(
+            warn_caller(
                 f"{n_short} document(s) with fewer than 2 tokens cannot be split into two "
                 f"halves; {action} skips them.",
                 UserWarning,
-                stacklevel=7,  # the caller of ``fit``
             )
             X = X[keep]
         return X
@@ -273,11 +272,10 @@ class _BaseDocumentNCE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNC
 
     def _warn_short(self, summary: dict) -> None:
         if summary.get("n_short"):
-            warnings.warn(
+            warn_caller(
                 f"{summary['n_short']} document(s) of the stream with fewer than 2 tokens "
                 "cannot be split into two halves; fit skips them.",
                 UserWarning,
-                stacklevel=7,  # the caller of ``fit``
             )
 
     def _chunk_documents(self, chunk) -> sp.csr_matrix:

@@ -25,6 +25,7 @@ from sknce._base import BaseNCE, common_params
 from sknce._callbacks import LinearDecay
 from sknce._checkpoints import stamp_fingerprint
 from sknce._compat import Interval, StrOptions, check_is_fitted
+from sknce._warnings import warn_caller
 from sknce.losses import BinaryNCELoss, NegativeSamplingLoss
 from sknce.nn import ACESkipGram
 from sknce.noise import UnigramNoise
@@ -565,12 +566,11 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
             )
         rows = [(i, pretrained.index[w]) for i, w in enumerate(vocab.words) if w in pretrained]
         if not rows:
-            warnings.warn(
+            warn_caller(
                 f"none of the {len(vocab)} vocabulary words is in init_vectors "
                 f"({len(pretrained)} words, e.g. {pretrained.words[:3]}): every vector "
                 "starts at random. Check that both use the same tokenisation and case.",
                 UserWarning,
-                stacklevel=7,  # the caller of ``fit``
             )
             return _Pretrained(np.empty(0, dtype=np.int64), pretrained.vectors[:0])
         ours, theirs = (np.asarray(r) for r in zip(*rows))
