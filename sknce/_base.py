@@ -459,6 +459,7 @@ class BaseNCE(BaseEstimator):
         weights = fit_weights(sample_weight, X, y, class_weight)
         if weights is not None:
             weights = unit_mean(self._weights_of_examples(X, weights))
+        data = self._weigh(data, weights)
         seeds = None
         if continues:
             data = self._continue_fit(data)
@@ -569,6 +570,12 @@ class BaseNCE(BaseEstimator):
         """The weights of the dataset's examples, from those of the rows of ``X``
         (one per row; an estimator that drops rows drops their weights)."""
         return weights
+
+    def _weigh(self, data, weights: np.ndarray | None):
+        """The data with the examples' weights (mean 1; ``None``: unweighted), for an
+        estimator whose fitted state (e.g. a scaling or a base model fitted before the
+        network) is weighted too; the batches carry the weights in any case."""
+        return data
 
     def _make_dataset(self, data, device: str):
         """The engine's dataset of the data: a sampler's rows (see :mod:`sknce._data`)."""

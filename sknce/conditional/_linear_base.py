@@ -71,6 +71,7 @@ class LinearBase:
     df_ : float
         Degrees of freedom of the Student-t.
     n_samples_ : int
+        Number of training examples (of positive weight, with ``sample_weight``).
     """
 
     def __init__(self, random_state: int) -> None:
@@ -87,44 +88,56 @@ class LinearBase:
                 block = block.toarray()
             yield rows, np.asarray(block, dtype=np.float64)
 
-    def fit(self, X, y: np.ndarray) -> LinearBase:
+    def fit(self, X, y: np.ndarray, sample_weight: np.ndarray | None = None) -> LinearBase:
         """Fit on standardised inputs and targets.
 
         Parameters
         ----------
         X : ndarray or csr_matrix of shape (n_samples, n_features)
         y : ndarray of shape (n_samples,)
+        sample_weight : ndarray of shape (n_samples,) or None, default=None
+            Non-negative weights of the examples: weighted least squares, whose
+            leave-one-out residuals leave out an example with its whole weight (as
+            :class:`~sklearn.linear_model.RidgeCV` does). Only their ratios matter;
+            an example of weight 0 is as if absent.
 
         Returns
         -------
         self : LinearBase
         """
-        n, p = X.shape
+        w = _normalised(sample_weight)
+        p = X.shape[1]
+        n = X.shape[0] if w is None else int(np.count_nonzero(w))
         self.n_samples_ = n
         self.projection_ = None
         k = min(_MAX_DIM, n, p)
         if p > _MAX_DIM:
-            _, _, vt = randomized_svd(X, k, random_state=self.random_state)
+            weighted = X if w is None else _scale_rows(X, np.sqrt(w))
+            _, _, vt = randomized_svd(weighted, k, random_state=self.random_state)
             self.projection_ = vt.T
         else:
             k = p
         gram, total, cross = np.zeros((k, k)), np.zeros(k), np.zeros(k)
         for rows, Z in self._blocks(X):
-            gram += Z.T @ Z
-            total += Z.sum(axis=0)
-            cross += Z.T @ y[rows]
+            Zw = Z if w is None else Z * w[rows, None]
+            gram += Zw.T @ Z
+            total += Zw.sum(axis=0)
+            cross += Zw.T @ y[rows]
         self.mean_ = total / n
-        y_mean = float(y.mean())
+        y_sum = float(y.sum() if w is None else w @ y)
+        y_mean = y_sum / n
         eigval, eigvec = np.linalg.eigh(gram - n * np.outer(self.mean_, self.mean_))
         eigval = np.clip(eigval, 0.0, None)
-        rotated = eigvec.T @ (cross - self.mean_ * y.sum())
+        rotated = eigvec.T @ (cross - self.mean_ * y_sum)
         alphas = n * _RELATIVE_ALPHAS
         inverse = 1.0 / (eigval[:, None] + alphas[None, :])  # (k, n_alphas)
         loo_sse = np.zeros(alphas.size)
         for rows, Z in self._blocks(X):
             W = (Z - self.mean_) @ eigvec
             residual = (y[rows] - y_mean)[:, None] - W @ (rotated[:, None] * inverse)
-            loo_sse += np.sum((residual / self._keep(W**2 @ inverse, n)) ** 2, axis=0)
+            wr = None if w is None else w[rows, None]
+            squared = (residual / self._keep(W**2 @ inverse, n, wr)) ** 2
+            loo_sse += np.sum(squared if wr is None else wr * squared, axis=0)
         best = int(np.argmin(loo_sse))
         self.alpha_ = float(alphas[best])
         self.precision_ = (eigvec * inverse[:, best]) @ eigvec.T
@@ -136,11 +149,19 @@ class LinearBase:
         return self
 
     @staticmethod
-    def _keep(leverage: np.ndarray, n: int) -> np.ndarray:
-        """``1 - h_ii`` with the intercept's ``1 / n``, kept away from zero."""
-        return np.clip(1.0 - 1.0 / n - leverage, 1e-6, None)
+    def _keep(leverage: np.ndarray, n: int, weight: np.ndarray | None = None) -> np.ndarray:
+        """``1 - h_ii`` with the intercept's ``1 / n``, kept away from zero.
 
-    def loc_scale(self, X, *, fitted: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        An example of (normalised) weight :math:`w_i` has leverage
+        :math:`w_i (1 / n + h_i)`.
+        """
+        if weight is None:
+            return np.clip(1.0 - 1.0 / n - leverage, 1e-6, None)
+        return np.clip(1.0 - weight * (1.0 / n + leverage), 1e-6, None)
+
+    def loc_scale(
+        self, X, *, fitted: bool = False, sample_weight: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Location :math:`\\mu(x)` and scale :math:`\\tau(x)` of the density at each row.
 
         Parameters
@@ -155,18 +176,38 @@ class LinearBase:
             what the residual of an example the ridge did not see looks like (a
             training residual is shrunk by :math:`1 - h`). The energy learns from
             these.
+        sample_weight : ndarray of shape (n_samples,) or None, default=None
+            With ``fitted``: the weights of the examples in the fit (their leverage
+            grows with their weight).
 
         Returns
         -------
         loc, scale : ndarray of shape (n_samples,)
         """
         loc, scale = np.empty(X.shape[0]), np.empty(X.shape[0])
+        w = _normalised(sample_weight) if fitted else None
         for rows, Z in self._blocks(X):
             loc[rows] = Z @ self.coef_ + self.intercept_
             Zc = Z - self.mean_
             centred = np.einsum("ij,jk,ik->i", Zc, self.precision_, Zc)
             if fitted:
-                scale[rows] = self.sigma_ * np.sqrt(self._keep(centred, self.n_samples_))
+                keep = self._keep(centred, self.n_samples_, None if w is None else w[rows])
+                scale[rows] = self.sigma_ * np.sqrt(keep)
             else:
                 scale[rows] = self.sigma_ * np.sqrt(1.0 + 1.0 / self.n_samples_ + centred)
         return loc, scale
+
+
+def _normalised(sample_weight: np.ndarray | None) -> np.ndarray | None:
+    """Weights as float64 scaled to sum to the number of examples of positive weight."""
+    if sample_weight is None:
+        return None
+    w = np.asarray(sample_weight, dtype=np.float64)
+    return w * (np.count_nonzero(w) / w.sum())
+
+
+def _scale_rows(X, factors: np.ndarray):
+    """Each row of ``X`` (dense or CSR) times its factor; sparse stays sparse."""
+    if sp.issparse(X):
+        return sp.csr_matrix(sp.diags(factors) @ X)
+    return X * factors[:, None]

@@ -18,6 +18,7 @@ from sknce._compat import Interval, StrOptions, check_is_fitted, validate_data
 from sknce._data import SampledDataset, as_csr_or_dense, rows_to_tensor
 from sknce._random import Seeds
 from sknce._warnings import warn_caller
+from sknce._weights import WeightedSampler
 from sknce.conditional._density import GridDensity
 from sknce.conditional._linear_base import LinearBase
 from sknce.conditional._sampler import TargetSampler
@@ -30,10 +31,12 @@ __all__ = ["ConditionalNCERegressor"]
 
 
 class _Examples(NamedTuple):
-    """A fit's inputs (standardised once the fit has started) and targets."""
+    """A fit's inputs (standardised once the fit has started), targets and weights."""
 
     X: object
     y: np.ndarray
+    #: The examples' weights, mean 1 (``None``: unweighted).
+    weight: np.ndarray | None = None
 
 
 #: Gradient steps that refine the grid's argmax for ``predict_method="mode"``.
@@ -84,17 +87,25 @@ def _check_target(y) -> None:
         )
 
 
-def _target_scale(y: np.ndarray) -> tuple[float, float]:
+def _target_scale(y: np.ndarray, weight: np.ndarray | None = None) -> tuple[float, float]:
     """Mean and standard deviation of ``y``, or a ValueError if float64 cannot hold them.
 
     They are computed on ``y`` divided by its largest magnitude, so that targets of any
     finite scale (1e200 too) are standardised without overflowing; what still
-    overflows is a spread beyond float64's range.
+    overflows is a spread beyond float64's range. With ``weight``, the weighted mean
+    and standard deviation of the targets of positive weight.
     """
+    if weight is not None:
+        y, weight = y[weight > 0], weight[weight > 0]
     largest = float(np.max(np.abs(y)))
     unit = largest if largest > 0 else 1.0
     z = y / unit
-    mean, std = float(z.mean()) * unit, float(z.std()) * unit
+    if weight is None:
+        mean, std = float(z.mean()) * unit, float(z.std()) * unit
+    else:
+        z_mean = float(np.average(z, weights=weight))
+        z_std = math.sqrt(float(np.average((z - z_mean) ** 2, weights=weight)))
+        mean, std = z_mean * unit, z_std * unit
     spread = (float(z.max()) - float(z.min()) + 2 * _GRID_MARGIN * float(z.std())) * unit
     if not np.all(np.isfinite([mean, std, spread])):
         raise ValueError(
@@ -280,13 +291,20 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
 
     Notes
     -----
-    Three of scikit-learn's common checks are expected to fail, for one reason:
+    Three of scikit-learn's common checks are expected to fail for one reason:
     ``check_methods_sample_order_invariance``, ``check_methods_subset_invariance`` and
     ``check_array_api_input`` (run with ``SCIPY_ARRAY_API=1``) call
     ``score_samples(X)`` with ``X`` alone, while this estimator's
     ``score_samples(X, y)`` is the log-density of a target ``y`` given ``X`` and
     needs both. ``predict`` passes both checks, and sknce's own tests check that
     ``score_samples`` and ``predict_interval`` do not depend on the batch.
+
+    Two more are expected to fail, ``check_sample_weight_equivalence_on_dense_data``
+    and ``..._on_sparse_data``: a weight scales an example's loss in each stochastic
+    batch, while repeating the example changes the batches and the noise targets
+    drawn, so the two fits differ; and the base density's leave-one-out choice of the
+    ridge penalty leaves an example out with its whole weight, not one repeat. An
+    example of weight 0 counts in nothing the fit computes.
 
     The settings of Gustafsson et al. (2020), this estimator's former defaults:
     ``base=None, early_stopping=False, hidden_layer_sizes=(64, 64), embedding_dim=32,
@@ -393,14 +411,17 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
         self._warn_beyond_first_chunk(y, partial, continues=not reset)
         return _Examples(X, y)
 
+    def _weigh(self, data: _Examples, weights: np.ndarray | None) -> _Examples:
+        return data._replace(weight=weights)
+
     def _start_fit(self, data: _Examples, seeds: Seeds) -> _Examples:
-        return _Examples(self._prepare(data.X, data.y, seeds), data.y)
+        return data._replace(X=self._prepare(data.X, data.y, seeds, data.weight))
 
     def _continue_fit(self, data: _Examples) -> _Examples:
-        return _Examples(self._standardised(data.X), data.y)
+        return data._replace(X=self._standardised(data.X))
 
     def _make_dataset(self, data: _Examples, device: str) -> SampledDataset:
-        z = self._fitted_residuals(data.X, self._standardise(data.y))
+        z = self._fitted_residuals(data.X, self._standardise(data.y), data.weight)
         noise = GaussianMixtureNoise(np.atleast_1d(np.asarray(self.noise_scales, float)))
         sampler = TargetSampler(
             as_csr_or_dense(data.X),
@@ -424,19 +445,23 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
     def _make_objective(self) -> RankingNCELoss | BinaryNCELoss:
         return RankingNCELoss() if self.objective == "ranking" else BinaryNCELoss()
 
-    def _prepare(self, X, y: np.ndarray, seeds):
+    def _prepare(self, X, y: np.ndarray, seeds, weight: np.ndarray | None):
         """Fit the input scaling, the target's standardisation, the base and the grid.
 
+        With ``weight``, all four are weighted: an example of weight 0 counts in none.
         Returns the standardised inputs.
         """
-        self.input_scaler_ = StandardScaler(with_mean=not sp.issparse(X)).fit(X)
+        scaler = StandardScaler(with_mean=not sp.issparse(X))
+        self.input_scaler_ = scaler.fit(X, sample_weight=weight)
         X = self._standardised(X)
-        self.y_mean_, self.y_scale_ = _target_scale(y)
+        self.y_mean_, self.y_scale_ = _target_scale(y, weight)
         y_std = self._standardise(y)
         self.base_ = None
         if self.base == "linear":
-            self.base_ = LinearBase(seeds.int("prepare")).fit(X, y_std)
-        z = self._fitted_residuals(X, y_std)
+            self.base_ = LinearBase(seeds.int("prepare")).fit(X, y_std, weight)
+        z = self._fitted_residuals(X, y_std, weight)
+        if weight is not None:  # the grid and the range span the examples that count
+            z, y_std = z[weight > 0], y_std[weight > 0]
         self.grid_range_ = (float(z.min()) - _GRID_MARGIN, float(z.max()) + _GRID_MARGIN)
         self.target_range_ = tuple(
             self._to_target(float(v))
@@ -478,13 +503,13 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
                 UserWarning,
             )
 
-    def _fitted_residuals(self, X, y_std: np.ndarray) -> np.ndarray:
+    def _fitted_residuals(self, X, y_std: np.ndarray, weight: np.ndarray | None) -> np.ndarray:
         """Residuals :math:`z` of examples the base was fitted on (LinearBase.loc_scale).
 
-        A function of ``(x, y)`` only, so that passes of ``partial_fit`` over the
-        training data are the epochs of ``fit``.
+        A function of ``(x, y)`` and the weights only, so that passes of
+        ``partial_fit`` over the training data are the epochs of ``fit``.
         """
-        loc, scale = self._frame(X, fitted=True)
+        loc, scale = self._frame(X, fitted=True, weight=weight)
         return (y_std - loc) / scale
 
     def _sizes(self, n_samples: int) -> tuple[tuple[int, ...], int]:
@@ -502,12 +527,18 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
         level = None if self.base is None else _LEAVE_BASE_LEVEL
         return LikelihoodStopping(self._held_out_log_likelihood, self.patience, level)
 
-    def _held_out_log_likelihood(self, net, dataset: SampledDataset) -> np.ndarray:
-        """Log-likelihoods of (at most 10,000 of) the held-out residuals, for early stopping."""
+    def _held_out_log_likelihood(
+        self, net, dataset: SampledDataset
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """Log-likelihoods of (at most 10,000 of) the held-out residuals and their
+        weights (``None``: unweighted), for early stopping."""
         rows = dataset.rows[:_MAX_VALID]
         sampler = dataset.sampler
         z = sampler.y[torch.as_tensor(rows)].double().cpu().numpy()
-        return self._log_density(sampler.X[rows], z)
+        weight = None
+        if isinstance(sampler, WeightedSampler):
+            weight = sampler.weights[torch.as_tensor(rows)].double().cpu().numpy()
+        return self._log_density(sampler.X[rows], z), weight
 
     def _divergence_hint(self) -> str:
         return f"Lower lr (now {self.lr})."
@@ -518,16 +549,19 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
     def _to_target(self, y_std):
         return y_std * self.y_scale_ + self.y_mean_
 
-    def _frame(self, X, fitted: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    def _frame(
+        self, X, fitted: bool = False, weight: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """The base's location and scale at rows of standardised ``X`` (0 and 1 without).
 
-        ``fitted``: for examples the base was fitted on (:meth:`LinearBase.loc_scale`).
+        ``fitted``: for examples the base was fitted on, of weights ``weight``
+        (:meth:`LinearBase.loc_scale`).
         """
         if self.base_ is None:
             return np.zeros(X.shape[0]), np.ones(X.shape[0])
-        return self.base_.loc_scale(X, fitted=fitted)
+        return self.base_.loc_scale(X, fitted=fitted, sample_weight=weight)
 
-    def fit(self, X, y) -> ConditionalNCERegressor:
+    def fit(self, X, y, sample_weight=None) -> ConditionalNCERegressor:
         """Fit the base density, then the energy by NCE against noise around ``y``.
 
         Parameters
@@ -536,15 +570,21 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
             Training inputs, in their own units (they are standardised inside).
         y : array-like of shape (n_samples,)
             Continuous 1-D target, finite, in its own units (standardised inside).
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Weight of each example, finite and non-negative, scaled to mean 1 over the
+            training set; ``None``: 1. It multiplies the example's NCE loss and weighs
+            the example in the input scaling, the target's standardisation, the base
+            density's ridge regression, the grid and the held-out log-likelihood of
+            early stopping: an example of weight 0 counts in none of them.
 
         Returns
         -------
         self : ConditionalNCERegressor
             The fitted estimator.
         """
-        return super().fit(X, y)
+        return super().fit(X, y, sample_weight=sample_weight)
 
-    def partial_fit(self, X, y) -> ConditionalNCERegressor:
+    def partial_fit(self, X, y, sample_weight=None) -> ConditionalNCERegressor:
         """One pass of training over a chunk, continuing the fitted network.
 
         The first call fixes the input scaling, the target's standardisation, the
@@ -562,13 +602,17 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
             A chunk of training inputs.
         y : array-like of shape (n_samples,)
             Their continuous 1-D targets, finite.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Weight of each example of this chunk (as in :meth:`fit`), scaled to mean 1
+            over the chunk; ``None``: 1. The first call weighs the scaling, the base
+            and the grid with them.
 
         Returns
         -------
         self : ConditionalNCERegressor
             The fitted estimator.
         """
-        return super().partial_fit(X, y)
+        return super().partial_fit(X, y, sample_weight=sample_weight)
 
     # --- inference ------------------------------------------------------------------
     def _inputs(self, X):
@@ -679,7 +723,7 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
         bounds = self._to_target(loc[:, None] + scale[:, None] * z)
         return self._finite_output(bounds, "predict_interval")
 
-    def score(self, X, y) -> float:
+    def score(self, X, y, sample_weight=None) -> float:
         """Coefficient of determination R² of :meth:`predict` on ``X`` against ``y``.
 
         Parameters
@@ -688,6 +732,8 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
             Inputs, in the units of the training inputs.
         y : array-like of shape (n_samples,)
             True targets.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Weights of the examples in R² (:func:`~sklearn.metrics.r2_score`).
 
         Returns
         -------
@@ -698,9 +744,10 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
         _check_target(y)
         # R² is unchanged when both sides are divided by one number: dividing by their
         # largest magnitude keeps the squares of targets of any finite scale finite.
-        unit = max(float(np.max(np.abs(np.asarray(y, dtype=np.float64)), initial=0.0)), 1e-300)
+        y = np.asarray(y, dtype=np.float64)
+        unit = max(float(np.max(np.abs(y), initial=0.0)), 1e-300)
         unit = max(unit, float(np.max(np.abs(y_pred))))
-        return float(r2_score(np.asarray(y, dtype=np.float64) / unit, y_pred / unit))
+        return float(r2_score(y / unit, y_pred / unit, sample_weight=sample_weight))
 
     def score_samples(self, X, y) -> np.ndarray:
         """Log-density :math:`\\log p(y \\mid x)` of each target given its input.

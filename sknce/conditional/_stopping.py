@@ -33,11 +33,17 @@ class LikelihoodStopping(EarlyStopping):
     of a handful of examples. The history records the mean held-out negative
     log-likelihood as ``valid_nll``.
 
+    With example weights, the means are weighted and the test is on the weighted mean
+    gain, with Kish's effective number of examples
+    :math:`(\\sum_i w_i)^2 / \\sum_i w_i^2` in place of their number: examples of weight
+    0 count in neither.
+
     Parameters
     ----------
     log_likelihood : callable
-        ``log_likelihood(net, dataset_valid)``: the held-out examples' log-likelihoods
-        under the net's current weights, an array.
+        ``log_likelihood(net, dataset_valid) -> (log_likelihoods, weights)``: the
+        held-out examples' log-likelihoods under the net's current weights, an array,
+        and their weights (an array, or ``None`` for unweighted examples).
     patience : int, default=20
         Epochs without improvement before training stops.
     level : float or None, default=0.95
@@ -67,16 +73,22 @@ class LikelihoodStopping(EarlyStopping):
     def on_epoch_begin(self, net, dataset_valid=None, **kwargs) -> None:
         if self.start_ is not None or dataset_valid is None:
             return
-        self.start_ = self.log_likelihood(net, dataset_valid)
-        self.best_mean_ = self.kept_mean_ = float(np.mean(self.start_))
+        self.start_, self.weights_ = self.log_likelihood(net, dataset_valid)
+        if self.weights_ is not None and not self.weights_.sum() > 0:
+            raise ValueError(
+                "every example held out for early stopping has sample_weight 0, so the "
+                "held-out log-likelihood measures nothing. Give more examples a positive "
+                "weight, raise validation_fraction, or set early_stopping=False."
+            )
+        self.best_mean_ = self.kept_mean_ = self._mean(self.start_)
         self.best_epoch_ = len(net.history) - 1  # the epoch before this fit's first
         self.best_model_weights_ = copy.deepcopy(net.module_.state_dict())
 
     def on_epoch_end(self, net, dataset_valid=None, **kwargs) -> None:
         if dataset_valid is None:
             return  # an epoch without validation (partial_fit)
-        current = self.log_likelihood(net, dataset_valid)
-        mean = float(np.mean(current))
+        current, _ = self.log_likelihood(net, dataset_valid)
+        mean = self._mean(current)
         net.history.record(self.monitor, -mean)
         if mean > self.kept_mean_ and self._beats_start(current):
             self.kept_mean_ = mean
@@ -90,12 +102,24 @@ class LikelihoodStopping(EarlyStopping):
         if self.misses_ == self.patience:
             raise KeyboardInterrupt
 
+    def _mean(self, values: np.ndarray) -> float:
+        """The mean of ``values``, weighted by the held-out examples' weights."""
+        if self.weights_ is None:
+            return float(np.mean(values))
+        return float(np.average(values, weights=self.weights_))
+
     def _beats_start(self, current: np.ndarray) -> bool:
         if self.level is None:
             return True
         gain = current - self.start_
-        n = gain.size
+        w = self.weights_
+        n = gain.size if w is None else float(w.sum()) ** 2 / float(np.square(w).sum())
         if n < _MIN_TESTED:
             return False
-        margin = student_t.ppf(self.level, n - 1) * float(np.std(gain, ddof=1)) / np.sqrt(n)
-        return float(np.mean(gain)) > margin
+        mean = self._mean(gain)
+        if w is None:
+            std = float(np.std(gain, ddof=1))
+        else:  # the weighted variance, unbiased for n effective examples
+            std = np.sqrt(float(np.average((gain - mean) ** 2, weights=w)) * n / (n - 1))
+        margin = student_t.ppf(self.level, n - 1) * std / np.sqrt(n)
+        return mean > margin
