@@ -48,3 +48,69 @@ def test_the_rule_gives_what_the_docstrings_say():
     est = sknce.DirectNCEEmbedder()  # about 400 steps in 5..200 epochs, batch n // 8
     assert est._schedule(1000, 900, continues=False) == (125, 50)  # 8 steps an epoch
     assert est._schedule(100, 90, continues=False) == (16, 67)
+
+
+# --- the classifier's fastText regime (``_BAG_*``) ------------------------------------
+#: For each ``_BAG_*`` constant of sknce.conditional._classifier that the classifier's
+#: docstring states: the parameter whose description states it, a pattern whose groups
+#: capture the stated numbers, and how the constant reads as those numbers.
+_BAG_STATED = {
+    "_BAG_NEGATIVES": (
+        "n_negatives",
+        r'"auto"``: \d+; ([\d,]+) for the bag encoder',
+        lambda v: (v,),
+    ),
+    "_BAG_DIM": (
+        "embedding_dim",
+        r"([\d,]+) otherwise \(the bag encoder included\)",
+        lambda v: (v,),
+    ),
+    "_BAG_EXAMPLES": (
+        "max_epochs",
+        r"about ([\d.]+) million example updates, ``clip\(round\(([\d.e]+) /",
+        lambda v: (v / 1e6, v),
+    ),
+    "_BAG_EPOCH_RANGE": ("max_epochs", r"/ n_train\), (\d+), (\d+)\)``", lambda v: v),
+    "_BAG_BATCH": ("batch_size", r'"auto"``: \d+; ([\d,]+) for the bag encoder', lambda v: (v,)),
+    "_BAG_LR_PER_ENTRY": (
+        "lr",
+        r"SGD, ([\d.]+) times the mean number of stored entries",
+        lambda v: (v,),
+    ),
+    "_BAG_LR_RANGE": ("lr", r"within \[([\d.]+), ([\d.]+)\]", lambda v: v),
+    "_BAG_END_LR": ("lr", r"decaying linearly to ([\d.]+)% of it", lambda v: (100 * v,)),
+}
+
+
+def _parameter_text(doc: str, name: str) -> str:
+    """The description of parameter ``name`` in a numpydoc docstring, on one line."""
+    match = re.search(
+        rf"\n    {name} : [^\n]*\n(.*?)(?=\n    \w+ : |\n\n    [A-Z]\w+\n)", doc, re.S
+    )
+    assert match, f"the docstring describes no parameter {name!r}"
+    return " ".join(match.group(1).split())
+
+
+def test_every_bag_constant_is_stated_by_the_docstring():
+    from sknce.conditional import _classifier
+
+    constants = {name for name in vars(_classifier) if name.startswith("_BAG_")}
+    missing = constants - set(_BAG_STATED)
+    assert not missing, (
+        f"{sorted(missing)}: state each in the ConditionalNCEClassifier docstring and add "
+        "it to _BAG_STATED here, so that the docstring cannot fall behind its value"
+    )
+
+
+@pytest.mark.parametrize("constant", sorted(_BAG_STATED))
+def test_the_stated_bag_constants_are_the_classifiers(constant):
+    from sknce.conditional import _classifier
+
+    assert hasattr(_classifier, constant), f"{constant} is gone: remove it from _BAG_STATED"
+    parameter, pattern, as_stated = _BAG_STATED[constant]
+    text = _parameter_text(sknce.ConditionalNCEClassifier.__doc__, parameter)
+    found = re.search(pattern, text)
+    assert found, f"the description of {parameter} no longer states {constant}: {text!r}"
+    stated = tuple(float(v.replace(",", "")) for v in found.groups())
+    expected = as_stated(getattr(_classifier, constant))
+    assert stated == pytest.approx(tuple(float(v) for v in expected), rel=1e-12), constant
