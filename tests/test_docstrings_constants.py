@@ -60,6 +60,11 @@ _BAG_STATED = {
         r'"auto"``: \d+; ([\d,]+) for the bag encoder',
         lambda v: (v,),
     ),
+    "_BAG_EXHAUSTIVE": (
+        "n_negatives",
+        r"where with at most ([\d,]+) classes",
+        lambda v: (v,),
+    ),
     "_BAG_DIM": (
         "embedding_dim",
         r"([\d,]+) otherwise \(the bag encoder included\)",

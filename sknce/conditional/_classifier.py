@@ -87,6 +87,9 @@ _BAG_EXAMPLES = 1_500_000
 _BAG_EPOCH_RANGE = (5, 25)
 _BAG_BATCH = 2048
 _BAG_NEGATIVES = 16
+#: ``n_negatives="auto"`` in fastText's regime with at most this many classes: every
+#: class is each example's noise, so the ranking loss is the exact softmax.
+_BAG_EXHAUSTIVE = 128
 
 #: Number of labels scored at once at inference: a (1024, 4096) float32 block is 16 MiB.
 _CLASS_CHUNK = 4096
@@ -161,7 +164,10 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
     n_negatives : int or "auto", default="auto"
         Number of noise labels K drawn per training example. ``"auto"``: 64; 16 for
         the bag encoder trained by SGD (fastText's regime, where a per-example
-        update costs about ``K + 1`` label rows).
+        update costs about ``K + 1`` label rows), where with at most 128 classes
+        every class is instead each example's noise, once (its own label left out):
+        the ranking loss is then the exact softmax cross-entropy, as fastText's
+        ``loss="softmax"``.
     noise : {"unigram", "uniform"} or array-like of shape (n_classes,), default="unigram"
         The noise distribution :math:`p_N`: the training label marginal raised to
         ``noise_power`` (``"unigram"``), uniform over ``classes_``, or explicit
@@ -763,9 +769,19 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
 
     def _n_negatives(self) -> int:
         """``n_negatives`` with ``"auto"`` resolved."""
+        if self._exhaustive():
+            return len(self.classes_)
         if self.n_negatives == "auto":
             return _BAG_NEGATIVES if getattr(self, "bag_sgd_", False) else 64
         return self.n_negatives
+
+    def _exhaustive(self) -> bool:
+        """Whether every class is each example's noise (``"auto"``, few classes, SGD)."""
+        return (
+            self.n_negatives == "auto"
+            and getattr(self, "bag_sgd_", False)
+            and len(self.classes_) <= _BAG_EXHAUSTIVE
+        )
 
     def _batch_size(self) -> int:
         """The batch size of this fit: the network's when it continues, else resolved."""
@@ -779,7 +795,8 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         """Label rows a training step scores (with repeats): true labels and noise labels."""
         batch_size = self._batch_size()
         drawn = self._n_negatives() + (self.n_norm_samples if self.self_normalization > 0 else 0)
-        return batch_size + (drawn if self.shared_negatives else batch_size * drawn)
+        shared = self.shared_negatives or self._exhaustive()
+        return batch_size + (drawn if shared else batch_size * drawn)
 
     def _sparse_optimizer(self) -> type | None:
         """The optimizer ``sparse_embeddings="auto"`` trains sparse tables with, or None.
@@ -815,6 +832,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             self.remove_accidental_hits,
             device,
             shared=self.shared_negatives,
+            exhaustive=self._exhaustive(),
         )
 
     def fit(self, X, y=None, sample_weight=None) -> ConditionalNCEClassifier:

@@ -53,7 +53,10 @@ class BagRankingStep(KernelStep):
         labels = inputs["labels"].numpy()
         negatives = inputs["negatives"].numpy()
         neg_log_noise = targets.neg_log_noise.numpy()
-        if negatives.ndim == 1:  # one set shared by the batch
+        # One set shared by the batch; an example's labels are then distinct when the
+        # set is (every class once, for the exact softmax of a small label space).
+        distinct = negatives.ndim == 1 and np.unique(negatives).size == negatives.size
+        if negatives.ndim == 1:
             negatives = np.broadcast_to(negatives, (labels.shape[0], negatives.shape[0]))
         scorer = net.module_
         bias = scorer.label_bias
@@ -74,8 +77,10 @@ class BagRankingStep(KernelStep):
             if targets.sample_weight is None
             else np.ascontiguousarray(targets.sample_weight.numpy(), dtype=np.float32),
         )
-        return params, batch, targets.neg_mask is not None
+        remove_hits = targets.neg_mask is not None
+        # Distinct only once the example's own label is removed from the shared set.
+        return params, batch, remove_hits, distinct and remove_hits
 
     def kernel(self, net, state, lo: int, hi: int, lr: float) -> float:
-        params, batch, remove_hits = state
-        return sgd_bag_ranking(*params, *batch, lo, hi, lr, remove_hits)
+        params, batch, remove_hits, distinct = state
+        return sgd_bag_ranking(*params, *batch, lo, hi, lr, remove_hits, distinct)

@@ -63,6 +63,7 @@ def sgd_bag_ranking(
     hi: int,
     lr: float,
     remove_hits: bool,
+    distinct: bool = False,
 ) -> float:
     """Apply one ranking-NCE SGD step per example ``lo..hi-1`` in place; return the summed loss.
 
@@ -91,6 +92,9 @@ def sgd_bag_ranking(
         Learning rate.
     remove_hits : bool
         Skip the negatives equal to the example's label.
+    distinct : bool, default=False
+        The scored labels of an example are distinct (e.g. every class once): the
+        search for a repeated label row, quadratic in ``K``, is skipped.
 
     Returns
     -------
@@ -151,9 +155,10 @@ def sgd_bag_ranking(
             g = weight * (math.exp(scores[j] - lse) - (1.0 if j == 0 else 0.0))
             target = targets[j]
             slot = n_rows
-            for t in range(n_rows):
-                if rows[t] == target:
-                    slot = t
+            if not distinct:
+                for t in range(n_rows):
+                    if rows[t] == target:
+                        slot = t
             if slot == n_rows:
                 rows[slot] = target
                 coefs[slot] = 0.0

@@ -47,6 +47,10 @@ class LabelSampler:
         batch, of shape ``(K,)``, instead of ``(batch, K)``: the scorer scores them
         with one matrix product. Each example still meets ``K`` labels drawn i.i.d.
         from :math:`p_N`, so its objective and its correction are unchanged.
+    exhaustive : bool, default=False
+        Every class is each example's noise, once (a shared ``(n_classes,)`` set, its
+        own label masked, every ``log p_N`` 0): the ranking loss is then exactly the
+        softmax cross-entropy. ``n_negatives`` and ``shared`` are ignored.
     """
 
     def __init__(
@@ -59,6 +63,7 @@ class LabelSampler:
         remove_hits: bool,
         device: str,
         shared: bool = False,
+        exhaustive: bool = False,
     ) -> None:
         self.X = X
         self.y = y.to(device)
@@ -68,6 +73,7 @@ class LabelSampler:
         self.remove_hits = remove_hits
         self.device = device
         self.shared = shared
+        self.exhaustive = exhaustive
 
     def __len__(self) -> int:
         return self.X.shape[0]
@@ -88,6 +94,8 @@ class LabelSampler:
             inputs, targets = {"x": x}, {"labels": labels}
         else:
             inputs, targets = {"x": x, "labels": labels}, {}
+        if self.exhaustive:
+            return self._every_class(inputs, targets, labels, n)
         generator = torch_generator(rng, self.noise.device)
         if self.n_negatives:
             negatives, targets["neg_log_noise"] = self._draw(n, self.n_negatives, generator)
@@ -100,6 +108,16 @@ class LabelSampler:
             inputs["norm"], targets["norm_log_noise"] = self._draw(
                 n, self.n_norm_samples, generator
             )
+        return Batch(inputs, targets, size=n)
+
+    def _every_class(self, inputs: dict, targets: dict, labels: torch.Tensor, n: int) -> Batch:
+        """The batch of :attr:`exhaustive`: every class a negative, the label's masked."""
+        every = torch.arange(self.noise.n_categories, device=labels.device)
+        inputs["negatives"] = every
+        # Any constant log p_N cancels in the ranking loss; 0 keeps scores as they are.
+        targets["neg_log_noise"] = torch.zeros(1, 1, device=labels.device).expand(n, len(every))
+        targets["pos_log_noise"] = torch.zeros(n, device=labels.device)
+        targets["neg_mask"] = every != labels.unsqueeze(1)
         return Batch(inputs, targets, size=n)
 
 

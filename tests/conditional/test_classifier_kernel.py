@@ -244,3 +244,66 @@ def test_the_bag_encoder_is_the_weighted_mean_of_the_rows_dense_or_sparse():
         sparse = encoder(csr_to_tensor(sp.csr_matrix(X)).double()).numpy()
     np.testing.assert_allclose(dense, expected, atol=1e-12)
     np.testing.assert_allclose(sparse, expected, atol=1e-12)
+
+
+# --- few classes: every class is the noise (the exact softmax) ----------------------------
+def test_an_exhaustive_batch_makes_the_ranking_loss_the_softmax_cross_entropy():
+    from sknce.conditional._sampler import LabelSampler
+    from sknce.losses import RankingNCELoss
+    from sknce.noise import CategoricalNoise
+
+    rng = np.random.default_rng(0)
+    n_classes, n = 6, 5
+    X = sp.random(n, 4, density=0.5, random_state=0, format="csr", dtype=np.float32)
+    y = torch.as_tensor(rng.integers(0, n_classes, size=n))
+    noise = CategoricalNoise(rng.dirichlet(np.ones(n_classes)))
+    sampler = LabelSampler(X, y, noise, 3, 0, False, "cpu", exhaustive=True)
+    batch = sampler(np.arange(n), rng)
+    inputs, targets = batch
+    assert torch.equal(inputs["negatives"], torch.arange(n_classes))
+    logits = torch.randn(n, n_classes, dtype=torch.float64)
+    scores = {"pos": logits[torch.arange(n), y], "neg": logits.expand(n, n_classes)}
+    loss = RankingNCELoss()(scores, targets)
+    expected = torch.nn.functional.cross_entropy(logits, y)
+    assert float(loss) == pytest.approx(float(expected), rel=1e-12)
+
+
+def test_the_kernel_skips_the_repeat_search_only_where_labels_are_distinct():
+    """On every class once (the label masked), distinct=True is the same step."""
+    scorer, X, labels, _, _ = _problem(6, seed=5)
+    every = np.broadcast_to(np.arange(N_CLASSES), (6, N_CLASSES)).copy()
+    zeros = np.zeros(N_CLASSES)
+    reference = {k: v.clone() for k, v in scorer.state_dict().items()}
+    expected_loss = _kernel_step(scorer, X, labels, every, zeros, 0.3, True)
+    expected = {k: v.clone() for k, v in scorer.state_dict().items()}
+    scorer.load_state_dict(reference)
+    w = [
+        scorer.encoder.weight.detach().numpy(),
+        scorer.label_embedding.weight.detach().numpy(),
+        scorer.label_bias.detach().numpy().reshape(-1),
+    ]
+    csr = (X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data.astype(np.float64))
+    noise = (np.zeros(6), np.zeros((6, N_CLASSES)), np.empty(0))
+    loss = sgd_bag_ranking(*w, *csr, labels, every, *noise, 0, 6, 0.3, True, True)
+    assert loss == pytest.approx(expected_loss, rel=1e-12)
+    for name, value in scorer.state_dict().items():
+        np.testing.assert_allclose(value.numpy(), expected[name].numpy(), rtol=1e-12)
+
+
+def test_few_classes_train_on_every_class_and_many_on_sixteen_drawn():
+    from sknce.conditional._classifier import _BAG_EXHAUSTIVE, _BAG_NEGATIVES
+
+    texts, y = _bags(1500, n_classes=20)
+    model = _pipeline(max_epochs=3).fit(texts, y)
+    few = model[-1]
+    sampler = few._sampler(model[0].transform(texts), np.searchsorted(few.classes_, y), "cpu")
+    first = sampler(np.arange(8), np.random.default_rng(0))
+    assert few._exhaustive() and first.inputs["negatives"].shape == (20,)
+    assert isinstance(few.net_.step_, BagRankingStep)
+    texts, y = _bags(1500, n_classes=_BAG_EXHAUSTIVE + 40, n_words=2000)
+    many = _pipeline(max_epochs=1).fit(texts, y)[-1]
+    assert not many._exhaustive()
+    assert many._n_negatives() == _BAG_NEGATIVES
+    # an explicit n_negatives is honoured at any size
+    explicit = _pipeline(max_epochs=1, n_negatives=4).fit(texts[:300], y[:300])[-1]
+    assert not explicit._exhaustive() and explicit._n_negatives() == 4
