@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["check_sortable_labels"]
+__all__ = ["all_strings", "check_sortable_labels", "encode_labels"]
 
 
 def check_sortable_labels(y, name: str = "y") -> np.ndarray:
@@ -29,6 +29,8 @@ def check_sortable_labels(y, name: str = "y") -> np.ndarray:
     ndarray
     """
     y = np.asarray(y)
+    if all_strings(y):
+        return y
     try:
         np.unique(y)
     except TypeError:
@@ -38,3 +40,51 @@ def check_sortable_labels(y, name: str = "y") -> np.ndarray:
             f"sample a label of one type (all numbers or all strings), e.g. {name}.astype(str)."
         ) from None
     return y
+
+
+def all_strings(y: np.ndarray) -> bool:
+    """Whether ``y`` is a 1-D object array of strings (labels as Python strings).
+
+    Parameters
+    ----------
+    y : ndarray
+
+    Returns
+    -------
+    bool
+    """
+    return y.ndim == 1 and y.dtype == object and all(isinstance(v, str) for v in y)
+
+
+def encode_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The sorted distinct labels of ``y``, each sample's index among them, their counts.
+
+    The result of ``np.unique(y, return_inverse=True, return_counts=True)``. For an
+    object array of strings it is computed by hashing the samples and sorting only
+    the distinct labels: numpy sorts an object array by comparing Python objects one
+    pair at a time, which at 10^5 samples and more takes longer than a fit's epoch.
+
+    Parameters
+    ----------
+    y : ndarray of shape (n_samples,)
+        Sortable labels (see :func:`check_sortable_labels`).
+
+    Returns
+    -------
+    classes : ndarray of shape (n_classes,)
+    codes : int64 ndarray of shape (n_samples,)
+        ``classes[codes]`` is ``y``.
+    counts : int64 ndarray of shape (n_classes,)
+    """
+    if not all_strings(y):
+        classes, codes, counts = np.unique(y, return_inverse=True, return_counts=True)
+        return classes, codes.reshape(-1).astype(np.int64, copy=False), counts
+    index: dict[str, int] = {}
+    first_seen = np.fromiter((index.setdefault(v, len(index)) for v in y), np.int64, y.shape[0])
+    distinct = np.empty(len(index), dtype=object)
+    distinct[:] = list(index)
+    order = np.argsort(distinct, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    counts = np.bincount(first_seen, minlength=len(index))[order]
+    return distinct[order], rank[first_seen], counts

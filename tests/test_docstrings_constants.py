@@ -65,6 +65,11 @@ _BAG_STATED = {
         r"where with at most ([\d,]+) classes",
         lambda v: (v,),
     ),
+    "_BAG_EXHAUSTIVE_EPOCHS": (
+        "max_epochs",
+        r"and at most (\d+)\s+where every class is scored",
+        lambda v: (v,),
+    ),
     "_BAG_DIM": (
         "embedding_dim",
         r"([\d,]+) otherwise \(the bag encoder included\)",

@@ -32,6 +32,7 @@ from sknce._data import (
     rows_to_tensor,
 )
 from sknce._steps import TrainStep
+from sknce._validation import all_strings, encode_labels
 from sknce.conditional._kernel_step import BagRankingStep
 from sknce.conditional._sampler import LabelSampler
 from sknce.losses import BinaryNCELoss, RankingNCELoss, SelfNormalized, SoftmaxLoss
@@ -50,6 +51,9 @@ class _Labelled(NamedTuple):
     declared: object
     log_prior: np.ndarray | None = None
     n_examples: int = 0
+    #: A new fit's distinct labels and each sample's index among them.
+    labels: np.ndarray | None = None
+    codes: np.ndarray | None = None
 
 
 #: Early stopping: an epoch improves on the best validation loss only if it lowers it by
@@ -88,8 +92,10 @@ _BAG_EPOCH_RANGE = (5, 25)
 _BAG_BATCH = 2048
 _BAG_NEGATIVES = 16
 #: ``n_negatives="auto"`` in fastText's regime with at most this many classes: every
-#: class is each example's noise, so the ranking loss is the exact softmax.
+#: class is each example's noise, so the ranking loss is the exact softmax; and
+#: ``max_epochs="auto"`` at most this many epochs then.
 _BAG_EXHAUSTIVE = 128
+_BAG_EXHAUSTIVE_EPOCHS = 15
 
 #: Number of labels scored at once at inference: a (1024, 4096) float32 block is 16 MiB.
 _CLASS_CHUNK = 4096
@@ -102,6 +108,8 @@ def _check_targets(y) -> None:
     half of the samples ("y could represent a regression problem"): with huge label
     sets, where many labels occur once, that is this estimator's intended use.
     """
+    if all_strings(y):
+        return  # what type_of_target says of strings, without its sort of the samples
     y_type = type_of_target(y, input_name="y")
     if y_type not in ("binary", "multiclass"):
         raise ValueError(
@@ -268,7 +276,9 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         ``steps_per_epoch = ceil(n_train / batch_size)`` over the training examples
         not held out for early stopping.
         With the bag encoder trained by SGD (see ``optimizer``): about 1.5 million
-        example updates, ``clip(round(1.5e6 / n_train), 5, 25)``.
+        example updates, ``clip(round(1.5e6 / n_train), 5, 25)``, and at most 15
+        where every class is scored (see ``n_negatives``): the exact softmax
+        gradient needs fewer passes than 16 drawn labels.
     batch_size : int or "auto", default="auto"
         Examples per gradient step. ``"auto"``: 256; 2,048 for the bag encoder
         trained by SGD, whose update is per example (the batch sets how often the
@@ -506,7 +516,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         return np.log(counts / counts.sum())
 
     def _check_known(self, y) -> None:
-        unknown = np.setdiff1d(np.unique(y), self.classes_)
+        unknown = np.setdiff1d(encode_labels(np.asarray(y))[0], self.classes_)
         if unknown.size:
             raise ValueError(
                 f"y contains {unknown.size} label(s) that are not in classes_, e.g. "
@@ -611,6 +621,8 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         max_epochs = self.max_epochs
         if max_epochs == "auto" and self.bag_sgd_:
             max_epochs = int(np.clip(round(_BAG_EXAMPLES / max(n_train, 1)), *_BAG_EPOCH_RANGE))
+            if self._exhaustive():
+                max_epochs = min(max_epochs, _BAG_EXHAUSTIVE_EPOCHS)
         elif max_epochs == "auto":
             max_epochs = auto_epochs(n_train, batch_size, self._target_steps, self._epoch_range)
         return batch_size, max_epochs
@@ -650,18 +662,25 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         return _Labelled(X, y, declared)
 
     def _start_fit(self, data: _Labelled, seeds) -> _Labelled:
-        labels, counts = np.unique(data.y, return_counts=True)
+        labels, codes, counts = encode_labels(data.y)
         log_prior = self._start(labels, counts, data.declared, _entries_per_row(data.X))
-        return data._replace(log_prior=log_prior, n_examples=data.X.shape[0])
+        return data._replace(
+            log_prior=log_prior, n_examples=data.X.shape[0], labels=labels, codes=codes
+        )
 
     def _continue_fit(self, data: _Labelled) -> _Labelled:
-        self._check_known(data.y)
-        return data
+        labels, codes, _ = encode_labels(data.y)
+        self._check_known(labels)
+        return data._replace(labels=labels, codes=codes)
 
     def _make_dataset(self, data: _Labelled, device: str) -> SampledDataset:
-        return SampledDataset(
-            self._sampler(data.X, np.searchsorted(self.classes_, data.y), device)
-        )
+        if data.codes is None:
+            labels, codes, _ = encode_labels(data.y)
+        else:
+            labels, codes = data.labels, data.codes
+        # the indices in classes_ of the distinct labels, then of every sample
+        encoded = np.searchsorted(self.classes_, labels)[codes]
+        return SampledDataset(self._sampler(data.X, encoded, device))
 
     def _make_module(self, data: _Labelled, seeds) -> LabelScorer:
         return self._make_scorer(self.n_features_in_, data.log_prior)

@@ -291,7 +291,12 @@ def test_the_kernel_skips_the_repeat_search_only_where_labels_are_distinct():
 
 
 def test_few_classes_train_on_every_class_and_many_on_sixteen_drawn():
-    from sknce.conditional._classifier import _BAG_EXHAUSTIVE, _BAG_NEGATIVES
+    from sknce.conditional._classifier import (
+        _BAG_EPOCH_RANGE,
+        _BAG_EXHAUSTIVE,
+        _BAG_EXHAUSTIVE_EPOCHS,
+        _BAG_NEGATIVES,
+    )
 
     texts, y = _bags(1500, n_classes=20)
     model = _pipeline(max_epochs=3).fit(texts, y)
@@ -300,10 +305,15 @@ def test_few_classes_train_on_every_class_and_many_on_sixteen_drawn():
     first = sampler(np.arange(8), np.random.default_rng(0))
     assert few._exhaustive() and first.inputs["negatives"].shape == (20,)
     assert isinstance(few.net_.step_, BagRankingStep)
+    # "auto" epochs on a small training set: fewer passes for the exact softmax
+    few.set_params(max_epochs="auto")
+    assert few._schedule(1000, 1000, False)[1] == _BAG_EXHAUSTIVE_EPOCHS
     texts, y = _bags(1500, n_classes=_BAG_EXHAUSTIVE + 40, n_words=2000)
     many = _pipeline(max_epochs=1).fit(texts, y)[-1]
     assert not many._exhaustive()
     assert many._n_negatives() == _BAG_NEGATIVES
+    many.set_params(max_epochs="auto")
+    assert many._schedule(1000, 1000, False)[1] == _BAG_EPOCH_RANGE[1]
     # an explicit n_negatives is honoured at any size
     explicit = _pipeline(max_epochs=1, n_negatives=4).fit(texts[:300], y[:300])[-1]
     assert not explicit._exhaustive() and explicit._n_negatives() == 4
