@@ -33,7 +33,7 @@ class SubwordSkipGram(SkipGram):
 
     :math:`u_t` is the mean of the input rows of word :math:`t`: its own row and
     the rows of its hashed character n-grams (Bojanowski et al., 2017; the rows
-    of :func:`~sknce.words._subwords.subword_table`); a bag of words (CBOW) is the
+    of ``sknce.words._subwords.subword_table``); a bag of words (CBOW) is the
     mean over all the rows of its words. Each row receives the whole gradient of
     the mean (:func:`~sknce.nn.bag_mean`), as in fastText. The input embeddings
     have ``n_words + bucket`` rows (words first), the output embeddings

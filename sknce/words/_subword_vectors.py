@@ -399,7 +399,7 @@ def load_facebook_vectors(path: str | os.PathLike, encoding: str = "utf-8") -> S
     """The vectors of a fastText ``.bin`` file: a vector for any string.
 
     gensim's ``load_facebook_vectors``: equal vectors for the vocabulary's words and
-    for any other string (see :mod:`sknce.words._fasttext_format` for the layouts
+    for any other string (see the private module ``sknce.words._fasttext_format`` for the layouts
     read).
 
     Parameters
@@ -448,7 +448,7 @@ def save_facebook_model(
         The output vectors; zeros when ``None``.
     args : dict or None, default=None
         Header fields under fastText's names
-        (:func:`~sknce.words._fasttext_format.write_facebook_model`).
+        (``sknce.words._fasttext_format.write_facebook_model``).
     ntokens : int or None, default=None
         Tokens of the corpus; default the sum of the word counts.
     encoding : str, default="utf-8"
