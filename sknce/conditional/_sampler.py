@@ -2,7 +2,8 @@
 
 * :class:`LabelSampler` draws ``K`` labels per example (or one set of ``K`` for
   the whole batch) from a noise distribution over the classes (Ma & Collins, 2018,
-  Figure 1), with their ``log p_N``;
+  Figure 1), with their ``log p_N``; for multi-label data an example is a (row,
+  positive label) pair, and the row's other positives are masked out of its noise;
 * :class:`TargetSampler` draws ``K`` targets per example from a Gaussian mixture
   centred at the observed target (Gustafsson et al., 2020), with their log-density.
 """
@@ -47,6 +48,15 @@ class LabelSampler:
         batch, of shape ``(K,)``, instead of ``(batch, K)``: the scorer scores them
         with one matrix product. Each example still meets ``K`` labels drawn i.i.d.
         from :math:`p_N`, so its objective and its correction are unchanged.
+    anchors : ndarray of shape (n_examples,) or None, default=None
+        Multi-label data: the row of ``X`` of each example, ``y`` then holding one
+        positive label per example (a row with ``m`` positives is ``m`` examples).
+        ``None``: example ``i`` is row ``i``.
+    positives : LongTensor of shape (n_samples, max_positives) or None, default=None
+        With ``anchors``: the positive labels of each row of ``X``, padded with -1.
+        A noise label among its row's positives is masked (``targets["neg_mask"]``),
+        and each example's negatives carry ``neg_weights`` ``1 / m``, its share of
+        the row's negative term (see :func:`sknce.losses.one_vs_all_nce`).
     """
 
     def __init__(
@@ -59,6 +69,8 @@ class LabelSampler:
         remove_hits: bool,
         device: str,
         shared: bool = False,
+        anchors: np.ndarray | None = None,
+        positives: torch.Tensor | None = None,
     ) -> None:
         self.X = X
         self.y = y.to(device)
@@ -68,9 +80,14 @@ class LabelSampler:
         self.remove_hits = remove_hits
         self.device = device
         self.shared = shared
+        self.anchors = anchors
+        if anchors is not None:
+            self._anchors = torch.as_tensor(anchors, dtype=torch.int64).to(device)
+            self.positives = positives.to(device)
+            self._share = 1.0 / (self.positives >= 0).sum(dim=1).clamp(min=1)
 
     def __len__(self) -> int:
-        return self.X.shape[0]
+        return self.X.shape[0] if self.anchors is None else len(self.anchors)
 
     def _draw(self, n: int, k: int, generator: torch.Generator):
         """Noise labels, ``(n, k)`` or shared ``(k,)``, and their ``log p_N`` as ``(n, k)``."""
@@ -81,9 +98,13 @@ class LabelSampler:
         return ids, log_noise
 
     def __call__(self, rows: np.ndarray, rng: np.random.Generator) -> Batch:
-        x = rows_to_tensor(self.X, rows, self.device)
-        labels = self.y[to_device(np.asarray(rows, dtype=np.int64), self.device)]
+        index = to_device(np.asarray(rows, dtype=np.int64), self.device)
+        labels = self.y[index]
         n = len(rows)
+        if self.anchors is None:
+            x = rows_to_tensor(self.X, rows, self.device)
+        else:
+            x = rows_to_tensor(self.X, self.anchors[rows], self.device)
         if not self.n_negatives:
             inputs, targets = {"x": x}, {"labels": labels}
         else:
@@ -93,7 +114,13 @@ class LabelSampler:
             negatives, targets["neg_log_noise"] = self._draw(n, self.n_negatives, generator)
             inputs["negatives"] = negatives
             targets["pos_log_noise"] = self.noise.log_prob(labels)
-            if self.remove_hits:
+            if self.anchors is not None:
+                owners = self._anchors[index]
+                targets["neg_mask"] = self._not_positive(negatives, owners, n)
+                targets["neg_weights"] = (
+                    self._share[owners].unsqueeze(1).expand(n, self.n_negatives)
+                )
+            elif self.remove_hits:
                 # (batch, K) in both forms: a shared (K,) set broadcasts against each label.
                 targets["neg_mask"] = negatives != labels.unsqueeze(1)
         if self.n_norm_samples:
@@ -101,6 +128,12 @@ class LabelSampler:
                 n, self.n_norm_samples, generator
             )
         return Batch(inputs, targets, size=n)
+
+    def _not_positive(self, negatives: torch.Tensor, owners: torch.Tensor, n: int) -> torch.Tensor:
+        """``(batch, K)``: True where a noise label is none of its example's row's positives."""
+        drawn = negatives.expand(n, -1) if negatives.dim() == 1 else negatives
+        hits = drawn.unsqueeze(2) == self.positives[owners].unsqueeze(1)
+        return ~hits.any(dim=2)
 
 
 class TargetSampler:
