@@ -735,6 +735,12 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
     def _validate_indicator(self, X, Y, multilabel: bool, reset: bool, classes) -> _Labelled:
         """Validated multi-label data: ``Y`` as CSR; errors naming the fix."""
         n_labels = Y.shape[1] if multilabel else None
+        values = np.unique(Y.data if sp.issparse(Y) else Y) if multilabel else np.empty(0)
+        if not np.isin(values, (0, 1)).all():
+            raise ValueError(
+                f"A 2-D y is a label indicator of 0/1 values (multi-label); got the values "
+                f"{values[:5].tolist()}. Binarize it, e.g. (Y > 0).astype(int)."
+            )
         if not reset and (not self.multilabel_ or n_labels != len(self.classes_)):
             raise ValueError(
                 f"This estimator was fitted on a label indicator of {len(self.classes_)} "

@@ -80,14 +80,16 @@ class LabelSampler:
         self.remove_hits = remove_hits
         self.device = device
         self.shared = shared
-        self.anchors = anchors
-        if anchors is not None:
+        self.pairs = anchors is not None
+        if self.pairs:
+            # named as the latent-class sampler's: WeightedSampler weighs a pair by its row
+            self.anchors = anchors
             self._anchors = torch.as_tensor(anchors, dtype=torch.int64).to(device)
             self.positives = positives.to(device)
             self._share = 1.0 / (self.positives >= 0).sum(dim=1).clamp(min=1)
 
     def __len__(self) -> int:
-        return self.X.shape[0] if self.anchors is None else len(self.anchors)
+        return len(self.anchors) if self.pairs else self.X.shape[0]
 
     def _draw(self, n: int, k: int, generator: torch.Generator):
         """Noise labels, ``(n, k)`` or shared ``(k,)``, and their ``log p_N`` as ``(n, k)``."""
@@ -101,7 +103,7 @@ class LabelSampler:
         index = to_device(np.asarray(rows, dtype=np.int64), self.device)
         labels = self.y[index]
         n = len(rows)
-        if self.anchors is None:
+        if not self.pairs:
             x = rows_to_tensor(self.X, rows, self.device)
         else:
             x = rows_to_tensor(self.X, self.anchors[rows], self.device)
@@ -114,7 +116,7 @@ class LabelSampler:
             negatives, targets["neg_log_noise"] = self._draw(n, self.n_negatives, generator)
             inputs["negatives"] = negatives
             targets["pos_log_noise"] = self.noise.log_prob(labels)
-            if self.anchors is not None:
+            if self.pairs:
                 owners = self._anchors[index]
                 targets["neg_mask"] = self._not_positive(negatives, owners, n)
                 targets["neg_weights"] = (
