@@ -47,13 +47,19 @@ def all_strings(y: np.ndarray) -> bool:
 
     Parameters
     ----------
-    y : ndarray
+    y : object
+        Labels; anything but a 1-D object array of strings gives False.
 
     Returns
     -------
     bool
     """
-    return y.ndim == 1 and y.dtype == object and all(isinstance(v, str) for v in y)
+    return (
+        isinstance(y, np.ndarray)
+        and y.ndim == 1
+        and y.dtype == object
+        and all(isinstance(v, str) for v in y)
+    )
 
 
 def encode_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -26,6 +26,7 @@ __all__ = [
     "KNegativeLoss",
     "NCEObjective",
     "NegativeSamplingLoss",
+    "OneVsAllLoss",
     "PairLogisticLoss",
     "RankingNCELoss",
     "SelfNormalized",
@@ -33,6 +34,7 @@ __all__ = [
     "binary_nce",
     "k_negative",
     "negative_sampling",
+    "one_vs_all_nce",
     "pair_logistic",
     "ranking_nce",
     "self_normalization_penalty",
@@ -236,6 +238,79 @@ def negative_sampling(
         neg_terms = neg_weights * neg_terms
     loss = F.softplus(-pos_scores) + neg_terms.sum(dim=1)
     return _reduce(loss, reduction, sample_weight)
+
+
+def one_vs_all_nce(
+    pos_scores: torch.Tensor,
+    neg_scores: torch.Tensor,
+    neg_log_noise: torch.Tensor,
+    *,
+    neg_weights: torch.Tensor | None = None,
+    sample_weight: torch.Tensor | None = None,
+    reduction: str = "mean",
+) -> torch.Tensor:
+    r"""Sampled one-vs-all logistic loss: every label a binary model :math:`\sigma(s(x, y))`.
+
+        The one-vs-all loss of a row :math:`x` with positive labels :math:`P` (fastText's
+        ``loss="ova"``, scikit-learn's ``OneVsRestClassifier(LogisticRegression())``),
+
+        .. math::
+
+            \ell(x, P) = \sum_{p \in P} \operatorname{softplus}(-s(x, p))
+                + \sum_{y
+    otin P} \operatorname{softplus}(s(x, y)),
+
+        costs a pass over every label. Here each example is one positive :math:`p` and
+        ``K`` labels :math:`y_k` drawn from :math:`p_N`, those in :math:`P` masked
+        (``-inf`` scores); the importance-weighted sum
+
+        .. math::
+
+            \operatorname{softplus}(-s(x, p))
+                + rac{w}{K} \sum_{k=1}^{K} [y_k
+    otin P]\,
+                  rac{\operatorname{softplus}(s(x, y_k))}{p_N(y_k)}
+
+        is unbiased for :math:`\operatorname{softplus}(-s(x, p)) + w \sum_{y
+    otin P}
+        \operatorname{softplus}(s(x, y))`: with :math:`w = 1/|P|` (the sampler's
+        ``neg_weights``) the examples of a row sum to an unbiased estimate of
+        :math:`\ell(x, P)`, so :math:`\sigma(s(x, y))` estimates :math:`p(y \in P \mid x)`.
+
+        Parameters
+        ----------
+        pos_scores : Tensor of shape (batch,)
+            Scores :math:`s(x, p)` of the positives.
+        neg_scores : Tensor of shape (batch, K)
+            Scores of the sampled labels; ``-inf`` marks a masked one (another positive
+            of the row).
+        neg_log_noise : Tensor of shape (batch, K)
+            :math:`\log p_N(y_k)` of the sampled labels.
+        neg_weights : Tensor of shape (batch, K) or None, default=None
+            The weight :math:`w` of each negative's term, before the importance weight
+            :math:`1 / (K p_N(y_k))`; ``None`` means 1.
+        sample_weight : Tensor of shape (batch,) or None, default=None
+            A weight multiplying each example's loss before the reduction (``None``
+            means 1); the ``"mean"`` divides the weighted sum by the batch size.
+        reduction : {"mean", "sum", "none"}, default="mean"
+            How the per-example losses are combined: their mean, their sum, or none
+            (a tensor of shape (batch,)).
+
+        Returns
+        -------
+        Tensor
+    """
+    _check_pos_neg(pos_scores, neg_scores)
+    importance = torch.exp(-neg_log_noise) / neg_scores.shape[1]
+    if neg_weights is not None:
+        importance = importance * neg_weights
+    return negative_sampling(
+        pos_scores,
+        neg_scores,
+        neg_weights=importance,
+        sample_weight=sample_weight,
+        reduction=reduction,
+    )
 
 
 def pair_logistic(
@@ -546,6 +621,19 @@ class NegativeSamplingLoss(NCEObjective):
         return negative_sampling(
             scores["pos"],
             self.negatives(scores, targets),
+            neg_weights=targets.neg_weights,
+            sample_weight=targets.sample_weight,
+        )
+
+
+class OneVsAllLoss(NCEObjective):
+    """:func:`one_vs_all_nce` with the masks, noise and shares of the batch's targets."""
+
+    def compute_loss(self, scores: dict, targets: _data.Targets) -> torch.Tensor:
+        return one_vs_all_nce(
+            scores["pos"],
+            self.negatives(scores, targets),
+            targets.neg_log_noise,
             neg_weights=targets.neg_weights,
             sample_weight=targets.sample_weight,
         )

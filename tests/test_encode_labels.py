@@ -56,3 +56,4 @@ def test_a_mix_of_strings_and_numbers_still_names_the_fix():
         check_sortable_labels(_as_object(["a", 1, "b"]))
     assert not all_strings(_as_object(["a", 1]))
     assert not all_strings(np.array([["a"], ["b"]], dtype=object))
+    assert not all_strings(["a", "b"])  # a list is validated (and converted) elsewhere

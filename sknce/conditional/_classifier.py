@@ -35,7 +35,13 @@ from sknce._steps import TrainStep
 from sknce._validation import all_strings, encode_labels
 from sknce.conditional._kernel_step import BagRankingStep
 from sknce.conditional._sampler import LabelSampler
-from sknce.losses import BinaryNCELoss, RankingNCELoss, SelfNormalized, SoftmaxLoss
+from sknce.losses import (
+    BinaryNCELoss,
+    OneVsAllLoss,
+    RankingNCELoss,
+    SelfNormalized,
+    SoftmaxLoss,
+)
 from sknce.nn import MLP, BagEncoder, DenseInput, LabelScorer
 from sknce.noise import CategoricalNoise, UniformNoise, UnigramNoise
 from sknce.optim import LazyAdam
@@ -101,22 +107,67 @@ _BAG_EXHAUSTIVE_EPOCHS = 15
 _CLASS_CHUNK = 4096
 
 
-def _check_targets(y) -> None:
-    """A ValueError naming the fix unless ``y`` holds discrete labels.
+_LABEL_SETS_FIX = (
+    "Give a label-indicator matrix instead (scipy.sparse CSR or dense 0/1, one column "
+    "per label): Y = sklearn.preprocessing.MultiLabelBinarizer(sparse_output=True)"
+    ".fit_transform(label_sets)."
+)
+
+
+def _check_targets(y, multilabel: bool = False) -> str:
+    """The type of ``y`` (sklearn's ``type_of_target``); a ValueError naming the fix
+    unless it holds discrete labels, or (``multilabel``) is a 0/1 label indicator.
 
     sklearn's ``check_classification_targets`` also warns when the labels outnumber
     half of the samples ("y could represent a regression problem"): with huge label
     sets, where many labels occur once, that is this estimator's intended use.
     """
     if all_strings(y):
-        return  # what type_of_target says of strings, without its sort of the samples
-    y_type = type_of_target(y, input_name="y")
-    if y_type not in ("binary", "multiclass"):
+        # what type_of_target says of 1-D strings (or "binary"), without its sort of them
+        return "multiclass"
+    try:
+        y_type = type_of_target(y, input_name="y")
+    except ValueError as error:  # ragged lists of labels: sklearn's "legacy" format
+        raise ValueError(
+            f"y looks like lists of label sets ({error}). {_LABEL_SETS_FIX}"
+        ) from None
+    if y_type == "unknown" and len(y) and isinstance(y[0], (set, frozenset, list, tuple)):
+        raise ValueError(f"y is a sequence of label sets. {_LABEL_SETS_FIX}")
+    allowed = (
+        ("binary", "multiclass", "multilabel-indicator")
+        if multilabel
+        else ("binary", "multiclass")
+    )
+    if y_type not in allowed:
+        indicator = (
+            "; a 2-D y must be a label indicator of 0/1 values (multi-label)"
+            if multilabel and y_type.endswith("multioutput")
+            else ""
+        )
         raise ValueError(
             f"Unknown label type: {y_type}. ConditionalNCEClassifier needs discrete labels "
-            "(ints, strings, any hashable), one per sample; for a continuous target use "
-            "ConditionalNCERegressor."
+            "(ints, strings, any hashable), one per sample, or a 0/1 label-indicator matrix "
+            f"(multi-label){indicator}; for a continuous target use ConditionalNCERegressor."
         )
+    return y_type
+
+
+def _indicator_pairs(Y) -> tuple[np.ndarray, np.ndarray, torch.Tensor]:
+    """The (row, positive label) examples of a label indicator, and each row's positives.
+
+    Returns ``anchors`` (the row of each example), ``labels`` (its label) and the
+    positives of every row as a LongTensor padded with -1, of shape
+    ``(n_samples, max(1, most positives in a row))``.
+    """
+    Y = sp.csr_matrix(Y, dtype=np.int8)
+    Y.eliminate_zeros()
+    Y.sort_indices()
+    per_row = np.diff(Y.indptr)
+    anchors = np.repeat(np.arange(Y.shape[0]), per_row)
+    labels = Y.indices.astype(np.int64)
+    positives = np.full((Y.shape[0], max(1, int(per_row.max(initial=0)))), -1, dtype=np.int64)
+    positives[anchors, np.arange(Y.nnz) - Y.indptr[anchors]] = labels
+    return anchors, labels, torch.from_numpy(positives)
 
 
 def _entries_per_row(X) -> float | None:
@@ -268,7 +319,12 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         ``sample_weight``), as in scikit-learn's classifiers: ``{label: weight}``
         (labels absent weigh 1), or ``"balanced"``, ``n_samples / (n_classes *
         np.bincount(y))``. The weights are scaled to mean 1 over the training set.
-        ``"balanced"`` needs every label at once: not with ``partial_fit``.
+        ``"balanced"`` needs every label at once: not with ``partial_fit``. Not for
+        multi-label ``y``.
+    multilabel_threshold : float, default=0.5
+        Multi-label ``y`` only: :meth:`predict` returns the labels whose probability
+        (:meth:`predict_proba`, per label) exceeds this threshold. For the ``k`` best
+        labels of each row, use :meth:`predict_topk`.
     max_epochs : int or "auto", default="auto"
         Passes over the training data at most (early stopping ends most fits
         sooner). ``"auto"``: about 3,000 gradient steps,
@@ -344,7 +400,13 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-        The labels: those seen in ``fit``, or ``classes`` when given.
+        The labels: those seen in ``fit``, or ``classes`` when given; for a
+        label-indicator ``y``, its column indices ``0..n_labels-1``.
+    multilabel_ : bool
+        Whether ``y`` was a label indicator (multi-label, see :ref:`multilabel`).
+    sparse_output_ : bool
+        Multi-label only: whether the training ``y`` was sparse, and so is
+        :meth:`predict`'s output.
     n_features_in_ : int
         Number of features seen in ``fit``.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -430,6 +492,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         "n_jobs": [Integral, None],
         "batch_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "class_weight": [dict, StrOptions({"balanced"}), None],
+        "multilabel_threshold": [Interval(Real, 0, 1, closed="neither")],
     }
 
     def __init__(
@@ -454,6 +517,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         remove_accidental_hits: bool = False,
         classes=None,
         class_weight: dict | str | None = None,
+        multilabel_threshold: float = 0.5,
         max_epochs: int | str = "auto",
         batch_size: int | str = "auto",
         lr: float | str = "auto",
@@ -491,19 +555,32 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         self.classes = classes
         self.n_jobs = n_jobs
         self.class_weight = class_weight
+        self.multilabel_threshold = multilabel_threshold
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
+        tags.classifier_tags.multi_label = True
         return tags
 
-    def _set_labels(self, labels: np.ndarray, counts: np.ndarray, declared) -> np.ndarray:
+    def _set_labels(
+        self, labels: np.ndarray, counts: np.ndarray, declared, n_rows: int | None = None
+    ) -> np.ndarray:
         """Set ``classes_`` and ``noise_`` from the training labels; return the log prior.
 
         ``labels`` are the sorted distinct training labels and ``counts`` their
         counts. With ``declared`` classes, the counts of all of them are smoothed by
         one, so that every label has a positive frequency and noise probability.
+        Multi-label (``n_rows`` rows of a label indicator): ``labels`` are its
+        columns, the noise counts are smoothed by one, and the "prior" is the logit
+        of each label's frequency among the rows (smoothed by a half), where the
+        per-label models start.
         """
+        if n_rows is not None:
+            self.classes_ = labels
+            self.noise_ = _label_noise(self.noise, counts + 1, self.noise_power)
+            frequency = (counts + 0.5) / (n_rows + 1.0)
+            return np.log(frequency) - np.log1p(-frequency)
         if declared is None:
             self.classes_ = labels
         else:
@@ -543,6 +620,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         """
         return (
             self.objective == "ranking"
+            and not self.multilabel_
             and self.optimizer in (torch.optim.Adam, torch.optim.SGD)
             and not self.optimizer_kwargs
             and self.self_normalization == 0
@@ -601,6 +679,8 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         )
 
     def _make_objective(self):
+        if self.multilabel_:
+            return OneVsAllLoss()
         objective = {"ranking": RankingNCELoss, "binary": BinaryNCELoss, "mle": SoftmaxLoss}
         criterion = objective[self.objective]()
         if self.self_normalization > 0:
@@ -647,10 +727,20 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         self._check_hidden("input_bias_layer_sizes")
 
     def _validate_fit_data(self, X, y, *, reset: bool, partial: bool, classes=None) -> _Labelled:
+        multilabel = _check_targets(y, multilabel=True) == "multilabel-indicator"
         X, y = validate_data(
-            self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], reset=reset
+            self,
+            X,
+            y,
+            accept_sparse="csr",
+            dtype=[np.float64, np.float32],
+            reset=reset,
+            multi_output=multilabel,
         )
-        _check_targets(y)
+        if multilabel or (not reset and getattr(self, "multilabel_", False)):
+            return self._validate_indicator(X, y, multilabel, reset, classes)
+        if reset:
+            self.multilabel_ = False
         if not reset:
             check_same_classes(classes, self.classes_)
         declared = self.classes if classes is None else classes
@@ -661,19 +751,75 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             )
         return _Labelled(X, y, declared)
 
+    def _validate_indicator(self, X, Y, multilabel: bool, reset: bool, classes) -> _Labelled:
+        """Validated multi-label data: ``Y`` as CSR; errors naming the fix."""
+        n_labels = Y.shape[1] if multilabel else None
+        values = np.unique(Y.data if sp.issparse(Y) else Y) if multilabel else np.empty(0)
+        if not np.isin(values, (0, 1)).all():
+            raise ValueError(
+                f"A 2-D y is a label indicator of 0/1 values (multi-label); got the values "
+                f"{values[:5].tolist()}. Binarize it, e.g. (Y > 0).astype(int)."
+            )
+        if not reset and (not self.multilabel_ or n_labels != len(self.classes_)):
+            raise ValueError(
+                f"This estimator was fitted on a label indicator of {len(self.classes_)} "
+                f"labels; y must be one too (shape (n_samples, {len(self.classes_)})), got "
+                f"{'labels' if n_labels is None else f'{n_labels} columns'}. To change the "
+                "labels, fit anew."
+            )
+        declared = self.classes if classes is None else classes
+        if declared is not None and not np.array_equal(np.asarray(declared), np.arange(n_labels)):
+            raise ValueError(
+                "With a label-indicator y the classes are its column indices, "
+                f"0..{n_labels - 1}; leave classes=None (or pass np.arange({n_labels}))."
+            )
+        if self.class_weight is not None:
+            raise ValueError(
+                "class_weight applies to single-label y; with a label-indicator y weigh the "
+                "rows with sample_weight."
+            )
+        unsupported = {
+            "objective": (self.objective, "ranking"),
+            "self_normalization": (self.self_normalization, 0.0),
+        }
+        for name, (value, default) in unsupported.items():
+            if value != default:
+                raise ValueError(
+                    f"{name}={value!r} applies to single-label y; a label-indicator y trains "
+                    f"the sampled one-vs-all loss (per-label probabilities): leave {name} at "
+                    f"{default!r}."
+                )
+        if reset:
+            self.multilabel_ = True
+            self.sparse_output_ = sp.issparse(Y)
+        return _Labelled(X, sp.csr_matrix(Y, dtype=np.int8), None)
+
     def _start_fit(self, data: _Labelled, seeds) -> _Labelled:
+        entries = _entries_per_row(data.X)
+        if self.multilabel_:
+            counts = np.asarray(data.y.sum(axis=0), dtype=np.float64).ravel()
+            labels = np.arange(data.y.shape[1])
+            log_prior = self._start(labels, counts, None, entries, n_rows=data.y.shape[0])
+            return data._replace(log_prior=log_prior, n_examples=data.y.nnz)
         labels, codes, counts = encode_labels(data.y)
-        log_prior = self._start(labels, counts, data.declared, _entries_per_row(data.X))
+        log_prior = self._start(labels, counts, data.declared, entries)
         return data._replace(
             log_prior=log_prior, n_examples=data.X.shape[0], labels=labels, codes=codes
         )
 
     def _continue_fit(self, data: _Labelled) -> _Labelled:
+        if self.multilabel_:
+            return data
         labels, codes, _ = encode_labels(data.y)
         self._check_known(labels)
         return data._replace(labels=labels, codes=codes)
 
     def _make_dataset(self, data: _Labelled, device: str) -> SampledDataset:
+        if self.multilabel_:
+            anchors, labels, positives = _indicator_pairs(data.y)
+            return SampledDataset(
+                self._sampler(data.X, labels, device, anchors=anchors, positives=positives)
+            )
         if data.codes is None:
             labels, codes, _ = encode_labels(data.y)
         else:
@@ -722,6 +868,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         summary["labels"], summary["counts"] = merged, total
         summary.setdefault("entries", []).append(_entries_per_row(X))
         summary["n_examples"] = summary.get("n_examples", 0) + X.shape[0]
+        self.multilabel_ = False
         return X.shape[0]
 
     def _start_stream(self, chunks, summary: dict, seeds) -> _Labelled:
@@ -744,14 +891,20 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         return SampledDataset(self._sampler(X, np.searchsorted(self.classes_, y), device))
 
     def _start(
-        self, labels: np.ndarray, counts: np.ndarray, declared, entries: float | None
+        self,
+        labels: np.ndarray,
+        counts: np.ndarray,
+        declared,
+        entries: float | None,
+        n_rows: int | None = None,
     ) -> np.ndarray:
         """Set the labels, the noise and the tables' gradients of a new fit.
 
-        ``entries``: stored entries per row of a sparse ``X`` (None for dense input).
+        ``entries``: stored entries per row of a sparse ``X`` (None for dense input);
+        ``n_rows``: the rows of a multi-label fit (None for single-label y).
         Returns the log prior (see :meth:`_set_labels`).
         """
-        log_prior = self._set_labels(labels, counts, declared)
+        log_prior = self._set_labels(labels, counts, declared, n_rows)
         self._bag = (
             self.encoder is None and self.hidden_layer_sizes == "auto" and entries is not None
         )
@@ -841,7 +994,8 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             return self._sparse_optimizer()
         return self.optimizer
 
-    def _sampler(self, X, y_enc: np.ndarray, device: str) -> LabelSampler:
+    def _sampler(self, X, y_enc: np.ndarray, device: str, **pairs) -> LabelSampler:
+        """The sampler of encoded labels; ``pairs``: multi-label ``anchors`` and ``positives``."""
         return LabelSampler(
             as_csr_or_dense(X),
             torch.as_tensor(y_enc, dtype=torch.int64),
@@ -852,6 +1006,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             device,
             shared=self.shared_negatives,
             exhaustive=self._exhaustive(),
+            **pairs,
         )
 
     def fit(self, X, y=None, sample_weight=None) -> ConditionalNCEClassifier:
@@ -959,12 +1114,14 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             scorer.train(training)
 
     def predict_log_proba(self, X) -> np.ndarray:
-        """Log-probabilities of every class, exactly normalised over ``classes_``.
+        r"""Log-probabilities of every class, exactly normalised over ``classes_``.
 
         Scores are computed in blocks of at most 4096 classes per inference batch of
         rows, so the working memory does not grow with the number of classes; the
         returned array does, necessarily: for a large label set prefer
-        :meth:`predict_topk`, whose output has ``k`` columns.
+        :meth:`predict_topk`, whose output has ``k`` columns. Multi-label: the log of
+        each label's own probability, :math:`\log \sigma(s(x, y))`, not normalised
+        over the labels.
 
         Parameters
         ----------
@@ -978,18 +1135,24 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         """
         X = self._validated(X)
         out = np.empty((X.shape[0], len(self.classes_)), dtype=np.float64)
+        multilabel = self.multilabel_
         for rows, chunks in self._row_blocks(X, "predict_log_proba"):
             lse = None
             for start, scores in chunks:
+                if multilabel:
+                    logsig = torch.nn.functional.logsigmoid(scores.double())
+                    out[rows, start : start + scores.shape[1]] = logsig.cpu().numpy()
+                    continue
                 scores = scores.double()
                 part = torch.logsumexp(scores, dim=1)
                 lse = part if lse is None else torch.logaddexp(lse, part)
                 out[rows, start : start + scores.shape[1]] = scores.cpu().numpy()
-            out[rows] -= lse.cpu().numpy()[:, None]
+            if not multilabel:
+                out[rows] -= lse.cpu().numpy()[:, None]
         return out
 
     def predict_proba(self, X) -> np.ndarray:
-        """Probabilities of every class, exactly normalised over ``classes_``.
+        r"""Probabilities of every class, exactly normalised over ``classes_``.
 
         Parameters
         ----------
@@ -999,7 +1162,9 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         Returns
         -------
         ndarray of shape (n_samples, n_classes)
-            Rows sum to one; columns in the order of ``classes_``.
+            Rows sum to one; columns in the order of ``classes_``. Multi-label: each
+            label's probability :math:`\sigma(s(x, y))` of being among the row's
+            labels, in [0, 1]; rows do not sum to one.
         """
         out = self.predict_log_proba(X)
         return np.exp(out, out=out)  # in place: one n × |Y| array, not two
@@ -1008,10 +1173,11 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         """The ``k`` most probable classes of each input and their log-probabilities.
 
         Exact: the log-probabilities are normalised over all of ``classes_``, as in
-        :meth:`predict_log_proba`. Each inference batch of rows keeps a running
-        top-``k`` and a running log-normaliser over blocks of at most 4096 classes
-        on the network's device, so the memory is O(n_samples × k) for the output
-        plus one block, whatever the number of classes.
+        :meth:`predict_log_proba` (multi-label: each label's own log-probability).
+        Each inference batch of rows keeps a running top-``k`` and a running
+        log-normaliser over blocks of at most 4096 classes on the network's device,
+        so the memory is O(n_samples × k) for the output plus one block, whatever the
+        number of classes.
 
         Parameters
         ----------
@@ -1038,6 +1204,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         k = int(k)
         ids = np.empty((X.shape[0], k), dtype=np.int64)
         log_proba = np.empty((X.shape[0], k), dtype=np.float64)
+        multilabel = self.multilabel_
         for rows, chunks in self._row_blocks(X, "predict_topk"):
             best = best_id = lse = None
             for start, scores in chunks:
@@ -1048,18 +1215,24 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
                     value, order = value.topk(min(k, value.shape[1]), dim=1)
                     index = index.gather(1, order)
                 best, best_id = value, index
-                part = torch.logsumexp(scores.double(), dim=1)
-                lse = part if lse is None else torch.logaddexp(lse, part)
-            log_proba[rows] = (best.double() - lse.unsqueeze(1)).cpu().numpy()
+                if not multilabel:
+                    part = torch.logsumexp(scores.double(), dim=1)
+                    lse = part if lse is None else torch.logaddexp(lse, part)
+            if multilabel:
+                log_proba[rows] = torch.nn.functional.logsigmoid(best.double()).cpu().numpy()
+            else:
+                log_proba[rows] = (best.double() - lse.unsqueeze(1)).cpu().numpy()
             ids[rows] = best_id.cpu().numpy()
         return self.classes_[ids], log_proba
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X) -> np.ndarray | sp.csr_matrix:
         """Most probable class, by an argmax over chunks of classes.
 
         Never allocates an ``(n_samples, n_classes)`` array: each inference batch of
         rows keeps a running maximum over blocks of at most 4096 classes, on the
-        network's device.
+        network's device. Multi-label: the labels whose probability exceeds
+        ``multilabel_threshold``, as a label indicator (built from blocks of labels
+        too).
 
         Parameters
         ----------
@@ -1068,10 +1241,13 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
 
         Returns
         -------
-        ndarray of shape (n_samples,)
-            The classes.
+        ndarray of shape (n_samples,), or indicator of shape (n_samples, n_classes)
+            The classes. Multi-label: a 0/1 indicator, a CSR matrix when the training
+            ``y`` was sparse (``sparse_output_``), else a dense int array.
         """
         X = self._validated(X)
+        if self.multilabel_:
+            return self._predict_indicator(X)
         best_id = np.empty(X.shape[0], dtype=np.int64)
         for rows, chunks in self._row_blocks(X, "predict"):
             best = index = None
@@ -1088,14 +1264,32 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             best_id[rows] = index.cpu().numpy()
         return self.classes_[best_id]
 
+    def _predict_indicator(self, X) -> np.ndarray | sp.csr_matrix:
+        """The labels above ``multilabel_threshold``: a score above its logit."""
+        cut = float(np.log(self.multilabel_threshold) - np.log1p(-self.multilabel_threshold))
+        row_ids, label_ids = [], []
+        for rows, chunks in self._row_blocks(X, "predict"):
+            for start, scores in chunks:
+                hit_rows, hit_labels = torch.nonzero(scores > cut, as_tuple=True)
+                row_ids.append(hit_rows.cpu().numpy() + rows.start)
+                label_ids.append(hit_labels.cpu().numpy() + start)
+        row_ids = np.concatenate(row_ids) if row_ids else np.empty(0, dtype=np.int64)
+        label_ids = np.concatenate(label_ids) if label_ids else np.empty(0, dtype=np.int64)
+        shape = (X.shape[0], len(self.classes_))
+        Y = sp.csr_matrix((np.ones(row_ids.size, dtype=np.int64), (row_ids, label_ids)), shape)
+        return Y if self.sparse_output_ else Y.toarray()
+
     def score(self, X, y, sample_weight=None) -> float:
         """Mean accuracy of :meth:`predict` on ``X`` against ``y``.
+
+        Multi-label: the subset accuracy (the share of rows whose predicted label
+        set is exactly ``y``'s), as scikit-learn's classifiers.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             The inputs.
-        y : array-like of shape (n_samples,)
+        y : array-like of shape (n_samples,) or label indicator (n_samples, n_classes)
             True labels.
         sample_weight : array-like of shape (n_samples,) or None, default=None
             Weight of each example in the mean; ``None``: 1.
@@ -1105,4 +1299,6 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         float
         """
         y_pred = self.predict(X)
+        if self.multilabel_:
+            return float(accuracy_score(y, y_pred, sample_weight=sample_weight))
         return float(accuracy_score(check_sortable_labels(y), y_pred, sample_weight=sample_weight))

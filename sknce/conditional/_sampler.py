@@ -2,7 +2,8 @@
 
 * :class:`LabelSampler` draws ``K`` labels per example (or one set of ``K`` for
   the whole batch) from a noise distribution over the classes (Ma & Collins, 2018,
-  Figure 1), with their ``log p_N``;
+  Figure 1), with their ``log p_N``; for multi-label data an example is a (row,
+  positive label) pair, and the row's other positives are masked out of its noise;
 * :class:`TargetSampler` draws ``K`` targets per example from a Gaussian mixture
   centred at the observed target (Gustafsson et al., 2020), with their log-density.
 """
@@ -51,6 +52,15 @@ class LabelSampler:
         Every class is each example's noise, once (a shared ``(n_classes,)`` set, its
         own label masked, every ``log p_N`` 0): the ranking loss is then exactly the
         softmax cross-entropy. ``n_negatives`` and ``shared`` are ignored.
+    anchors : ndarray of shape (n_examples,) or None, default=None
+        Multi-label data: the row of ``X`` of each example, ``y`` then holding one
+        positive label per example (a row with ``m`` positives is ``m`` examples).
+        ``None``: example ``i`` is row ``i``.
+    positives : LongTensor of shape (n_samples, max_positives) or None, default=None
+        With ``anchors``: the positive labels of each row of ``X``, padded with -1.
+        A noise label among its row's positives is masked (``targets["neg_mask"]``),
+        and each example's negatives carry ``neg_weights`` ``1 / m``, its share of
+        the row's negative term (see :func:`sknce.losses.one_vs_all_nce`).
     """
 
     def __init__(
@@ -64,6 +74,8 @@ class LabelSampler:
         device: str,
         shared: bool = False,
         exhaustive: bool = False,
+        anchors: np.ndarray | None = None,
+        positives: torch.Tensor | None = None,
     ) -> None:
         self.X = X
         self.y = y.to(device)
@@ -74,9 +86,16 @@ class LabelSampler:
         self.device = device
         self.shared = shared
         self.exhaustive = exhaustive
+        self.pairs = anchors is not None
+        if self.pairs:
+            # named as the latent-class sampler's: WeightedSampler weighs a pair by its row
+            self.anchors = anchors
+            self._anchors = torch.as_tensor(anchors, dtype=torch.int64).to(device)
+            self.positives = positives.to(device)
+            self._share = 1.0 / (self.positives >= 0).sum(dim=1).clamp(min=1)
 
     def __len__(self) -> int:
-        return self.X.shape[0]
+        return len(self.anchors) if self.pairs else self.X.shape[0]
 
     def _draw(self, n: int, k: int, generator: torch.Generator):
         """Noise labels, ``(n, k)`` or shared ``(k,)``, and their ``log p_N`` as ``(n, k)``."""
@@ -87,9 +106,13 @@ class LabelSampler:
         return ids, log_noise
 
     def __call__(self, rows: np.ndarray, rng: np.random.Generator) -> Batch:
-        x = rows_to_tensor(self.X, rows, self.device)
-        labels = self.y[to_device(np.asarray(rows, dtype=np.int64), self.device)]
+        index = to_device(np.asarray(rows, dtype=np.int64), self.device)
+        labels = self.y[index]
         n = len(rows)
+        if not self.pairs:
+            x = rows_to_tensor(self.X, rows, self.device)
+        else:
+            x = rows_to_tensor(self.X, self.anchors[rows], self.device)
         if not self.n_negatives:
             inputs, targets = {"x": x}, {"labels": labels}
         else:
@@ -101,7 +124,13 @@ class LabelSampler:
             negatives, targets["neg_log_noise"] = self._draw(n, self.n_negatives, generator)
             inputs["negatives"] = negatives
             targets["pos_log_noise"] = self.noise.log_prob(labels)
-            if self.remove_hits:
+            if self.pairs:
+                owners = self._anchors[index]
+                targets["neg_mask"] = self._not_positive(negatives, owners, n)
+                targets["neg_weights"] = (
+                    self._share[owners].unsqueeze(1).expand(n, self.n_negatives)
+                )
+            elif self.remove_hits:
                 # (batch, K) in both forms: a shared (K,) set broadcasts against each label.
                 targets["neg_mask"] = negatives != labels.unsqueeze(1)
         if self.n_norm_samples:
@@ -119,6 +148,12 @@ class LabelSampler:
         targets["pos_log_noise"] = torch.zeros(n, device=labels.device)
         targets["neg_mask"] = every != labels.unsqueeze(1)
         return Batch(inputs, targets, size=n)
+
+    def _not_positive(self, negatives: torch.Tensor, owners: torch.Tensor, n: int) -> torch.Tensor:
+        """``(batch, K)``: True where a noise label is none of its example's row's positives."""
+        drawn = negatives.expand(n, -1) if negatives.dim() == 1 else negatives
+        hits = drawn.unsqueeze(2) == self.positives[owners].unsqueeze(1)
+        return ~hits.any(dim=2)
 
 
 class TargetSampler:

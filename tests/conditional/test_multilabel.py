@@ -1,0 +1,238 @@
+"""Multi-label ConditionalNCEClassifier: a label-indicator y, per-label probabilities."""
+
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import torch
+import torch.nn.functional as F
+from sklearn.preprocessing import MultiLabelBinarizer
+
+from sknce import ConditionalNCEClassifier
+from sknce.conditional._classifier import _indicator_pairs
+from sknce.conditional._sampler import LabelSampler
+from sknce.losses import one_vs_all_nce
+from sknce.noise import CategoricalNoise
+
+FAST = dict(n_negatives=8, hidden_layer_sizes=(), embedding_dim=16, random_state=0)
+
+
+def _brute_force_ova(scores: torch.Tensor, positives: set) -> float:
+    """The one-vs-all logistic loss of a row, over every label."""
+    return sum(
+        float(F.softplus(-s) if y in positives else F.softplus(s)) for y, s in enumerate(scores)
+    )
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_one_vs_all_nce_with_every_label_once_is_the_full_loss(seed):
+    # K = n_labels negatives, each label once, p_N = 1/K: the importance weights are 1,
+    # so a row's examples (one per positive, each with share 1/m) sum to the full loss.
+    gen = torch.Generator().manual_seed(seed)
+    n_labels = 7
+    scores = torch.randn(n_labels, generator=gen, dtype=torch.float64) * 3
+    positives = [1, 4, 5]
+    negatives = torch.arange(n_labels).expand(len(positives), n_labels)
+    neg_scores = scores[negatives].masked_fill(
+        torch.isin(negatives, torch.tensor(positives)), float("-inf")
+    )
+    loss = one_vs_all_nce(
+        scores[positives],
+        neg_scores,
+        torch.full(negatives.shape, -np.log(n_labels), dtype=torch.float64),
+        neg_weights=torch.full(negatives.shape, 1 / len(positives), dtype=torch.float64),
+        reduction="sum",
+    )
+    assert float(loss) == pytest.approx(_brute_force_ova(scores, set(positives)), rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_one_vs_all_nce_is_unbiased_over_the_noise(seed):
+    # K = 1: the expectation over y ~ p_N, enumerated exactly, of the sampled loss is the
+    # positive's term plus the sum over every non-positive label.
+    gen = torch.Generator().manual_seed(seed)
+    n_labels = 6
+    scores = torch.randn(n_labels, generator=gen, dtype=torch.float64) * 2
+    probs = torch.rand(n_labels, generator=gen, dtype=torch.float64) + 0.1
+    probs = probs / probs.sum()
+    positives = {0, 3}
+    expected = 0.0
+    for y in range(n_labels):
+        neg = scores[y].reshape(1, 1)
+        if y in positives:
+            neg = torch.full((1, 1), float("-inf"), dtype=torch.float64)
+        loss = one_vs_all_nce(
+            scores[0].reshape(1), neg, torch.log(probs[y]).reshape(1, 1), reduction="sum"
+        )
+        expected += float(probs[y] * loss)
+    truth = float(F.softplus(-scores[0])) + sum(
+        float(F.softplus(scores[y])) for y in range(n_labels) if y not in positives
+    )
+    assert expected == pytest.approx(truth, rel=1e-12)
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_sampler_masks_every_positive_of_the_row_and_nothing_else(shared):
+    rng = np.random.default_rng(0)
+    Y = sp.csr_matrix((rng.random((50, 6)) < 0.5).astype(np.int8))
+    anchors, labels, positives = _indicator_pairs(Y)
+    sampler = LabelSampler(
+        np.zeros((50, 2), dtype=np.float32),
+        torch.as_tensor(labels),
+        CategoricalNoise(np.full(6, 1 / 6)),
+        n_negatives=20,
+        n_norm_samples=0,
+        remove_hits=False,
+        device="cpu",
+        shared=shared,
+        anchors=anchors,
+        positives=positives,
+    )
+    assert len(sampler) == Y.nnz
+    dense = Y.toarray().astype(bool)
+    for _ in range(5):
+        rows = rng.permutation(len(sampler))[:32]
+        batch = sampler(rows, rng)
+        negatives = batch.inputs["negatives"]
+        negatives = negatives.expand(32, -1) if shared else negatives
+        is_positive = dense[anchors[rows][:, None], negatives.numpy()]
+        np.testing.assert_array_equal(batch.targets.neg_mask.numpy(), ~is_positive)
+        share = 1 / dense[anchors[rows]].sum(axis=1)
+        np.testing.assert_allclose(batch.targets.neg_weights[:, 0].numpy(), share, rtol=1e-6)
+        assert batch.inputs["labels"].tolist() == labels[rows].tolist()
+
+
+def _planted(n=600, n_labels=20, seed=0):
+    """Each row's labels: its 3 best-scoring labels under a random linear map."""
+    rng = np.random.default_rng(seed)
+    W = rng.normal(size=(10, n_labels)) * 2
+    X = rng.normal(size=(n, 10))
+    scores = X @ W
+    Y = np.zeros((n, n_labels), dtype=np.int64)
+    np.put_along_axis(Y, np.argsort(-scores, axis=1)[:, :3], 1, axis=1)
+    return X, Y
+
+
+def _precision_at_1(clf, X, Y):
+    top, _ = clf.predict_topk(X, 1)
+    return float(np.mean(np.asarray(Y)[np.arange(len(X)), top[:, 0]]))
+
+
+@pytest.mark.parametrize("sparse_y", [False, True])
+def test_planted_labels_are_recovered(sparse_y):
+    X, Y = _planted()
+    Y_fit = sp.csr_matrix(Y[:500]) if sparse_y else Y[:500]
+    clf = ConditionalNCEClassifier(max_epochs=40, **FAST).fit(X[:500], Y_fit)
+    # chance is 3 / 20 = 0.15
+    assert _precision_at_1(clf, X[500:], Y[500:]) > 0.8
+    proba = clf.predict_proba(X[500:])
+    assert proba.shape == (100, 20)
+    assert proba.min() >= 0 and proba.max() <= 1
+    assert not np.allclose(proba.sum(axis=1), 1)  # per-label, not a distribution
+    # the per-label probabilities are calibrated roughly: about 3 labels expected per row
+    assert 1.5 < proba.sum(axis=1).mean() < 5
+
+
+def test_output_types_follow_y():
+    X, Y = _planted(n=200)
+    dense = ConditionalNCEClassifier(max_epochs=3, **FAST).fit(X, Y)
+    sparse = ConditionalNCEClassifier(max_epochs=3, **FAST).fit(X, sp.csr_matrix(Y))
+    np.testing.assert_array_equal(dense.classes_, np.arange(20))
+    assert dense.multilabel_ and not dense.sparse_output_ and sparse.sparse_output_
+    pred = dense.predict(X)
+    assert isinstance(pred, np.ndarray) and pred.shape == (200, 20)
+    assert set(np.unique(pred)) <= {0, 1}
+    pred_sparse = sparse.predict(X)
+    assert sp.issparse(pred_sparse) and pred_sparse.shape == (200, 20)
+    np.testing.assert_array_equal(pred_sparse.toarray(), pred)
+    # predict is the indicator of the labels above the threshold
+    np.testing.assert_array_equal(pred, (dense.predict_proba(X) > 0.5).astype(int))
+    low = ConditionalNCEClassifier(max_epochs=3, multilabel_threshold=0.05, **FAST).fit(X, Y)
+    assert low.predict(X).sum() > pred.sum()
+    labels, log_proba = dense.predict_topk(X, 4)
+    assert labels.shape == log_proba.shape == (200, 4)
+    assert np.all(np.diff(log_proba, axis=1) <= 1e-12)
+    full = dense.predict_log_proba(X)
+    np.testing.assert_allclose(log_proba, np.take_along_axis(full, labels, axis=1), rtol=1e-6)
+    np.testing.assert_allclose(np.exp(full), dense.predict_proba(X), rtol=1e-12)
+    # score: subset accuracy, as scikit-learn's classifiers
+    assert dense.score(X, Y) == pytest.approx(np.mean((pred == Y).all(axis=1)))
+
+
+def test_label_sets_through_multilabelbinarizer():
+    X, Y = _planted(n=200)
+    label_sets = [set(np.flatnonzero(row)) for row in Y]
+    with pytest.raises(ValueError, match="MultiLabelBinarizer"):
+        ConditionalNCEClassifier(**FAST).fit(X, label_sets)
+    with pytest.raises(ValueError, match="MultiLabelBinarizer"):
+        ConditionalNCEClassifier(**FAST).fit(
+            X, [sorted(s)[: 1 + i % 3] for i, s in enumerate(label_sets)]
+        )
+    binarizer = MultiLabelBinarizer(sparse_output=True)
+    clf = ConditionalNCEClassifier(max_epochs=2, **FAST).fit(
+        X, binarizer.fit_transform(label_sets)
+    )
+    labels, _ = clf.predict_topk(X[:3], 2)
+    assert binarizer.classes_[labels].shape == (3, 2)
+
+
+def test_bad_indicators_name_the_fix():
+    X, Y = _planted(n=100)
+    with pytest.raises(ValueError, match="0/1"):
+        ConditionalNCEClassifier(**FAST).fit(X, 2 * Y)
+    with pytest.raises(ValueError, match="class_weight"):
+        ConditionalNCEClassifier(class_weight="balanced", **FAST).fit(X, Y)
+    with pytest.raises(ValueError, match="objective"):
+        ConditionalNCEClassifier(objective="binary", **FAST).fit(X, Y)
+    with pytest.raises(ValueError, match="classes"):
+        ConditionalNCEClassifier(classes=np.arange(5), **FAST).fit(X, Y)
+
+
+def test_rows_without_labels_are_allowed():
+    X, Y = _planted(n=100)
+    Y[::4] = 0
+    clf = ConditionalNCEClassifier(max_epochs=2, **FAST).fit(X, Y)
+    assert clf.predict_proba(X).shape == (100, 20)
+
+
+def test_sample_weight_is_shared_by_the_positives_of_a_row():
+    X, Y = _planted(n=300)
+    plain = ConditionalNCEClassifier(max_epochs=5, **FAST).fit(X, Y)
+    equal = ConditionalNCEClassifier(max_epochs=5, **FAST).fit(
+        X, Y, sample_weight=np.full(300, 3.0)
+    )
+    np.testing.assert_array_equal(plain.predict_proba(X), equal.predict_proba(X))
+    # rows holding label 0 weighted zero: label 0 is never a weighted positive
+    longer = dict(FAST, max_epochs=30, batch_size=32, early_stopping=False)
+    weight = np.where(Y[:, 0] == 1, 0.0, 1.0)
+    seen = ConditionalNCEClassifier(**longer).fit(X, Y)
+    unseen = ConditionalNCEClassifier(**longer).fit(X, Y, sample_weight=weight)
+    rows = Y[:, 0] == 1
+    assert unseen.predict_proba(X)[rows, 0].mean() < 0.5 * seen.predict_proba(X)[rows, 0].mean()
+
+
+def test_pickle_keeps_the_multilabel_model():
+    X, Y = _planted(n=200)
+    clf = ConditionalNCEClassifier(max_epochs=2, **FAST).fit(X, sp.csr_matrix(Y))
+    again = pickle.loads(pickle.dumps(clf))
+    np.testing.assert_array_equal(again.predict_proba(X), clf.predict_proba(X))
+    assert (again.predict(X) != clf.predict(X)).nnz == 0
+
+
+def test_partial_fit_fixes_the_labels_at_the_first_call():
+    X, Y = _planted(n=400)
+    clf = ConditionalNCEClassifier(batch_size=32, **FAST)
+    clf.partial_fit(X[:200], Y[:200])  # no classes= needed: the columns are the labels
+    np.testing.assert_array_equal(clf.classes_, np.arange(20))
+    for _ in range(20):
+        clf.partial_fit(X[200:], sp.csr_matrix(Y[200:]))
+    assert _precision_at_1(clf, X[:200], Y[:200]) > 0.6
+    with pytest.raises(ValueError, match="20 labels"):
+        clf.partial_fit(X[:10], Y[:10, :5])
+    with pytest.raises(ValueError, match="label indicator"):
+        clf.partial_fit(X[:10], np.arange(10) % 3)
+
+
+def test_declares_multi_label_support():
+    assert ConditionalNCEClassifier().__sklearn_tags__().classifier_tags.multi_label
