@@ -24,7 +24,7 @@ from sknce._base import (
     common_params,
 )
 from sknce._callbacks import ChanceAwareEarlyStopping, LinearDecay
-from sknce._checks import check_same_classes
+from sknce._checks import check_not_a_chunk_list, check_same_classes
 from sknce._compat import Interval, StrOptions, check_is_fitted, validate_data
 from sknce._data import (
     SampledDataset,
@@ -727,7 +727,11 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         self._check_hidden("input_bias_layer_sizes")
 
     def _validate_fit_data(self, X, y, *, reset: bool, partial: bool, classes=None) -> _Labelled:
-        multilabel = _check_targets(y, multilabel=True) == "multilabel-indicator"
+        # what validate_data would say first about X (a list of chunks), or about no y
+        check_not_a_chunk_list(X, streams=self._fits_streams)
+        multilabel = y is not None and (
+            _check_targets(y, multilabel=True) == "multilabel-indicator"
+        )
         X, y = validate_data(
             self,
             X,
