@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from sknce.nn._mlp import MLP
+from sknce.nn._mlp import MLP, sparse_rows_bag
 
 __all__ = ["BagEncoder", "LabelScorer", "TargetEnergy"]
 
@@ -69,20 +69,13 @@ class BagEncoder(nn.Module):
             total = x.abs().sum(dim=1, keepdim=True)
             return (x / torch.where(total > 0, total, 1.0)) @ self.weight
         x = x.coalesce()  # row-major order: each row's entries are contiguous
-        rows, cols = x.indices()
+        rows = x.indices()[0]
         values = x.values()
         total = torch.zeros(x.shape[0], dtype=values.dtype, device=values.device)
         total.index_add_(0, rows, values.abs())
         total = torch.where(total > 0, total, 1.0)
-        counts = torch.bincount(rows, minlength=x.shape[0])
-        return F.embedding_bag(
-            cols,
-            self.weight,
-            counts.cumsum(0) - counts,
-            mode="sum",
-            per_sample_weights=(values / total[rows]).to(self.weight.dtype),
-            sparse=self.sparse_grad,
-        )
+        shares = (values / total[rows]).to(self.weight.dtype)
+        return sparse_rows_bag(x, self.weight, shares, self.sparse_grad)
 
 
 class LabelScorer(nn.Module):

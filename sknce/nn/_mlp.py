@@ -76,16 +76,7 @@ class InputLinear(nn.Module):
     def _embedding_bag(self, x: torch.Tensor) -> torch.Tensor:
         """``x @ weight`` as weighted bags of weight rows, one bag per row of ``x``."""
         x = x.coalesce()  # row-major order: each row's entries are contiguous
-        rows, cols = x.indices()
-        counts = torch.bincount(rows, minlength=x.shape[0])
-        return F.embedding_bag(
-            cols,
-            self.weight,
-            counts.cumsum(0) - counts,
-            mode="sum",
-            per_sample_weights=x.values(),
-            sparse=self.sparse_grad,
-        )
+        return sparse_rows_bag(x, self.weight, x.values(), self.sparse_grad)
 
 
 class MLP(nn.Module):
@@ -199,6 +190,27 @@ class DenseInput(nn.Module):
         if self.training:
             self.checked_values = True
         return out
+
+
+def sparse_rows_bag(
+    x: torch.Tensor, weight: torch.Tensor, values: torch.Tensor, sparse: bool
+) -> torch.Tensor:
+    """``sum_j values_ij weight[j]`` per row ``i`` of a coalesced sparse COO ``x``.
+
+    ``values`` are the weights of ``x``'s stored entries (its values, or a scaling of
+    them); ``embedding_bag`` reads only the rows of ``weight`` present, and with
+    ``sparse`` its gradient is sparse too.
+    """
+    rows, cols = x.indices()
+    counts = torch.bincount(rows, minlength=x.shape[0])
+    return F.embedding_bag(
+        cols,
+        weight,
+        counts.cumsum(0) - counts,
+        mode="sum",
+        per_sample_weights=values,
+        sparse=sparse,
+    )
 
 
 def build_encoder(encoder_class: type, n_features: int) -> nn.Module:
