@@ -191,8 +191,10 @@ class ACEMiner(Miner):
 
 @dataclass
 class _KernelBatch:
-    """What the kernel threads of one batch read (numpy views of the batch)."""
+    """What the kernel threads of one batch read (numpy views of the batch and tables)."""
 
+    w_in: np.ndarray
+    w_out: np.ndarray
     words: np.ndarray
     positives: np.ndarray
     negatives: np.ndarray
@@ -201,6 +203,7 @@ class _KernelBatch:
     log_kpn: np.ndarray
     proposal: dict | None = None
     rewards: np.ndarray | None = None
+    subword_table: tuple = ()
 
 
 class ACEKernelStep(KernelStep):
@@ -217,7 +220,12 @@ class ACEKernelStep(KernelStep):
         words = inputs["words"].numpy()
         negatives = inputs["negatives"].numpy()
         offsets = inputs.get("offsets")
+        discriminator = net.module_.discriminator
+        # The views are taken here, not in the threads: a kernel thread's Python work
+        # waits for the GIL while this thread runs the loop's (up to the switch interval).
         state = _KernelBatch(
+            w_in=discriminator.input_embeddings.weight.detach().numpy(),
+            w_out=discriminator.output_embeddings.weight.detach().numpy(),
             words=words,
             positives=inputs["positives"].numpy(),
             negatives=negatives,
@@ -241,12 +249,11 @@ class ACEKernelStep(KernelStep):
         state.negatives = proposal["negatives"]
         if proposal["weights"] is not None:
             state.weights = proposal["weights"]
-        discriminator = net.module_.discriminator
         state.proposal = proposal
         state.rewards = generator.rewards(
             proposal,
-            discriminator.input_embeddings.weight.detach().numpy(),
-            discriminator.output_embeddings.weight.detach().numpy(),
+            state.w_in,
+            state.w_out,
             *self.input_side(net, state),
             state.log_kpn,
             miner.settings.reward_temperature,
@@ -259,9 +266,7 @@ class ACEKernelStep(KernelStep):
         return state.words, state.ptr
 
     def kernel(self, net, state: _KernelBatch, lo: int, hi: int, lr: float) -> float:
-        discriminator = net.module_.discriminator
-        w_in = discriminator.input_embeddings.weight.detach().numpy()
-        w_out = discriminator.output_embeddings.weight.detach().numpy()
+        w_in, w_out = state.w_in, state.w_out
         weights = state.weights[lo:hi] if state.weights.shape[0] else state.weights
         targets = (state.positives[lo:hi], state.negatives[lo:hi], weights, state.log_kpn, lr, lr)
         if state.ptr is None:

@@ -44,6 +44,7 @@ class SubwordKernelStep(ACEKernelStep):
         if "offsets" not in inputs:
             inputs = {**inputs, "words": inputs["positives"], "positives": inputs["words"]}
         state = super().prepare(net, inputs, targets)
+        state.subword_table = subword_table_of(net.module_.discriminator)
         if state.ptr is not None:
             state.words, state.ptr = self.input_side(net, state)
         return state
@@ -54,12 +55,11 @@ class SubwordKernelStep(ACEKernelStep):
     def kernel(self, net, state, lo: int, hi: int, lr: float) -> float:
         if state.ptr is not None:
             return super().kernel(net, state, lo, hi, lr)
-        discriminator = net.module_.discriminator
         weights = state.weights[lo:hi] if state.weights.shape[0] else state.weights
         return sgd_subword_pairs(
-            discriminator.input_embeddings.weight.detach().numpy(),
-            discriminator.output_embeddings.weight.detach().numpy(),
-            *subword_table_of(discriminator),
+            state.w_in,
+            state.w_out,
+            *state.subword_table,
             state.words[lo:hi],
             state.positives[lo:hi],
             state.negatives[lo:hi],
