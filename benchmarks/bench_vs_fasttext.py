@@ -373,13 +373,16 @@ def main(argv=None) -> None:
         ll_rows = min(args.ll_rows, 300 if task == "synthetic-1e6" else args.ll_rows)
         systems = [(n, "fasttext", FASTTEXT[n]) for n in task_systems(task, args.quick)]
         systems += [(n, "sknce", p) for n, p in SKNCE.items()]
+        if args.only is not None:
+            systems = [s for s in systems if s[0] in args.only]
         with tempfile.TemporaryDirectory() as tmp:
-            for name, kind, params in systems:
-                if args.only is not None and name not in args.only:
-                    continue
-                # fastText softmax over thousands of labels: minutes a fit, run once
-                n_runs = 1 if (params.get("loss") == "softmax" and task != "article") else repeats
-                for repeat in range(n_runs):
+            # Repeats interleave the systems, so that a drift in the machine's speed
+            # during the run lands on every system alike.
+            for repeat in range(repeats):
+                for name, kind, params in systems:
+                    # fastText softmax over thousands of labels: minutes a fit, run once
+                    if repeat and params.get("loss") == "softmax" and task != "article":
+                        continue
                     if kind == "fasttext":
                         result = run_fasttext(params, data, ll_rows, Path(tmp))
                     else:

@@ -75,6 +75,11 @@ _BAG_STATED = {
         r"([\d,]+) otherwise \(the bag encoder included\)",
         lambda v: (v,),
     ),
+    "_BAG_EXHAUSTIVE_DIM": (
+        "embedding_dim",
+        r"and ([\d,]+) for the bag\s+encoder trained by SGD where every class is scored",
+        lambda v: (v,),
+    ),
     "_BAG_EXAMPLES": (
         "max_epochs",
         r"about ([\d.]+) million example updates, ``clip\(round\(([\d.e]+) /",

@@ -93,15 +93,18 @@ _BAG_DIM = 64
 _BAG_LR_PER_ENTRY = 0.02
 _BAG_LR_RANGE = (0.1, 1.0)
 _BAG_END_LR = 1e-4
-_BAG_EXAMPLES = 1_500_000
-_BAG_EPOCH_RANGE = (5, 25)
+_BAG_EXAMPLES = 1_000_000
+_BAG_EPOCH_RANGE = (3, 25)
 _BAG_BATCH = 2048
 _BAG_NEGATIVES = 16
 #: ``n_negatives="auto"`` in fastText's regime with at most this many classes: every
 #: class is each example's noise, so the ranking loss is the exact softmax; and
 #: ``max_epochs="auto"`` at most this many epochs then.
 _BAG_EXHAUSTIVE = 128
-_BAG_EXHAUSTIVE_EPOCHS = 15
+_BAG_EXHAUSTIVE_EPOCHS = 12
+#: The width of h(x) and of the label embeddings then: at most 128 label rows need no
+#: more, and each example's update touches every label row.
+_BAG_EXHAUSTIVE_DIM = 32
 
 #: Number of labels scored at once at inference: a (1024, 4096) float32 block is 16 MiB.
 _CLASS_CHUNK = 4096
@@ -263,7 +266,8 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         Width of :math:`h(x)` and :math:`e_y`. ``None``: ``n_features_in_`` when
         ``hidden_layer_sizes=()`` (the identity encoder, which densifies one batch
         of a sparse ``X`` at a time: give an ``embedding_dim`` for wide sparse
-        input); 64 otherwise (the bag encoder included).
+        input); 64 otherwise (the bag encoder included), and 32 for the bag
+        encoder trained by SGD where every class is scored (see ``n_negatives``).
     label_bias : bool, default=True
         Learn the label bias :math:`b_y`.
     init : {"prior", "random"}, default="prior"
@@ -331,8 +335,8 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         ``clip(round(3000 / steps_per_epoch), 10, 200)``, with
         ``steps_per_epoch = ceil(n_train / batch_size)`` over the training examples
         not held out for early stopping.
-        With the bag encoder trained by SGD (see ``optimizer``): about 1.5 million
-        example updates, ``clip(round(1.5e6 / n_train), 5, 25)``, and at most 15
+        With the bag encoder trained by SGD (see ``optimizer``): about 1 million
+        example updates, ``clip(round(1e6 / n_train), 3, 25)``, and at most 12
         where every class is scored (see ``n_negatives``): the exact softmax
         gradient needs fewer passes than 16 drawn labels.
     batch_size : int or "auto", default="auto"
@@ -643,7 +647,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         """The scorer of a new fit, started at ``log_prior`` with ``init="prior"``."""
         hidden = self._hidden_layers()
         if self._bag:
-            dim = _BAG_DIM if self.embedding_dim is None else self.embedding_dim
+            dim = self._bag_dim() if self.embedding_dim is None else self.embedding_dim
             encoder = BagEncoder(n_features, dim, sparse_grad=self.sparse_input_)
         elif self.encoder is None and not hidden and self.embedding_dim is None:
             encoder, dim = DenseInput(torch.nn.Identity()), n_features
@@ -950,6 +954,10 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         if self.n_negatives == "auto":
             return _BAG_NEGATIVES if getattr(self, "bag_sgd_", False) else 64
         return self.n_negatives
+
+    def _bag_dim(self) -> int:
+        """``embedding_dim=None`` for the bag encoder: narrower where every class is scored."""
+        return _BAG_EXHAUSTIVE_DIM if self._exhaustive() else _BAG_DIM
 
     def _exhaustive(self) -> bool:
         """Whether every class is each example's noise (``"auto"``, few classes, SGD)."""

@@ -53,11 +53,13 @@ class BagRankingStep(KernelStep):
         labels = inputs["labels"].numpy()
         negatives = inputs["negatives"].numpy()
         neg_log_noise = targets.neg_log_noise.numpy()
-        # One set shared by the batch; an example's labels are then distinct when the
-        # set is (every class once, for the exact softmax of a small label space).
+        # One set shared by the batch, passed once as (1, K); an example's labels are then
+        # distinct when the set is (every class once, for the exact softmax).
         distinct = negatives.ndim == 1 and np.unique(negatives).size == negatives.size
         if negatives.ndim == 1:
-            negatives = np.broadcast_to(negatives, (labels.shape[0], negatives.shape[0]))
+            negatives = negatives.reshape(1, -1)
+            # the same K corrections for every example (the sampler's expanded view)
+            neg_log_noise = neg_log_noise[:1]
         scorer = net.module_
         bias = scorer.label_bias
         params = (

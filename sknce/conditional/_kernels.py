@@ -79,11 +79,12 @@ def sgd_bag_ranking(
         Example ``i``'s bag is ``indices[indptr[i]:indptr[i + 1]]`` with values
         ``data[...]``.
     labels : int64 array of shape (n,)
-    negatives : int64 array of shape (n, K)
+    negatives : int64 array of shape (n, K) or (1, K)
+        Each example's negatives, or one set shared by every example.
     pos_log_noise : float array of shape (n,)
         ``log p_N`` of each example's label.
-    neg_log_noise : float array of shape (n, K)
-        ``log p_N`` of each negative.
+    neg_log_noise : float array of shape (n, K) or (1, K)
+        ``log p_N`` of each negative (as ``negatives``).
     weights : float array of shape (n,) or (0,)
         Weight of each example's loss (``sample_weight``), or empty for 1.
     lo, hi : int
@@ -103,6 +104,7 @@ def sgd_bag_ranking(
     """
     dim = w_in.shape[1]
     n_targets = negatives.shape[1] + 1
+    shared = negatives.shape[0] == 1
     has_bias = b_label.shape[0] > 0
     h = np.zeros_like(w_in[0])
     grad = np.zeros_like(w_in[0])
@@ -114,6 +116,7 @@ def sgd_bag_ranking(
     targets = np.empty(n_targets, dtype=np.int64)
     rows = np.empty(n_targets, dtype=np.int64)
     coefs = np.empty(n_targets, dtype=np.float64)
+    exps = np.empty(n_targets, dtype=np.float64)
     total_loss = 0.0
     for i in range(lo, hi):
         start, stop = indptr[i], indptr[i + 1]
@@ -122,14 +125,16 @@ def sgd_bag_ranking(
             h[k] = 0.0
         for r in range(start, stop):
             row = w_in[indices[r]]
-            weight = data[r] * inv
+            typed[0] = data[r] * inv
+            weight = typed[0]
             for k in range(dim):
                 h[k] += weight * row[k]
         label = labels[i]
+        own = 0 if shared else i
         n_scored = 0
         top = -np.inf
         for j in range(n_targets):
-            target = label if j == 0 else negatives[i, j - 1]
+            target = label if j == 0 else negatives[own, j - 1]
             if j > 0 and remove_hits and target == label:
                 continue
             v = w_label[target]
@@ -138,21 +143,22 @@ def sgd_bag_ranking(
                 s += h[k] * v[k]
             if has_bias:
                 s += b_label[target]
-            s -= pos_log_noise[i] if j == 0 else neg_log_noise[i, j - 1]
+            s -= pos_log_noise[i] if j == 0 else neg_log_noise[own, j - 1]
             scores[n_scored] = s
             targets[n_scored] = target
             top = max(top, s)
             n_scored += 1
         norm = 0.0
         for j in range(n_scored):
-            norm += math.exp(scores[j] - top)
+            exps[j] = math.exp(scores[j] - top)
+            norm += exps[j]
         lse = top + math.log(norm)
         weight = weights[i] if weights.shape[0] > 0 else 1.0
         total_loss += weight * (lse - scores[0])
         # d loss / d a_j = softmax_j - [j = 0], gathered per distinct label row
         n_rows = 0
         for j in range(n_scored):
-            g = weight * (math.exp(scores[j] - lse) - (1.0 if j == 0 else 0.0))
+            g = weight * (exps[j] / norm - (1.0 if j == 0 else 0.0))
             target = targets[j]
             slot = n_rows
             if not distinct:

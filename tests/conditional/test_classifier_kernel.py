@@ -290,10 +290,35 @@ def test_the_kernel_skips_the_repeat_search_only_where_labels_are_distinct():
         np.testing.assert_allclose(value.numpy(), expected[name].numpy(), rtol=1e-12)
 
 
+def test_a_shared_set_of_negatives_is_passed_once_as_one_row():
+    """A (1, K) set (and its (1, K) corrections) trains as K negatives copied to each example."""
+    scorer, X, labels, negatives, log_noise = _problem(6, seed=7)
+    shared = negatives[:1]
+    reference = {k: v.clone() for k, v in scorer.state_dict().items()}
+    copied = np.repeat(shared, 6, axis=0)
+    expected_loss = _kernel_step(scorer, X, labels, copied, log_noise, 0.3, True)
+    expected = {k: v.clone() for k, v in scorer.state_dict().items()}
+    scorer.load_state_dict(reference)
+    w = [
+        scorer.encoder.weight.detach().numpy(),
+        scorer.label_embedding.weight.detach().numpy(),
+        scorer.label_bias.detach().numpy().reshape(-1),
+    ]
+    csr = (X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data.astype(np.float64))
+    noise = (log_noise[labels], log_noise[shared], np.empty(0))
+    loss = sgd_bag_ranking(*w, *csr, labels, shared, *noise, 0, 6, 0.3, True)
+    assert loss == pytest.approx(expected_loss, rel=1e-12)
+    for name, value in scorer.state_dict().items():
+        np.testing.assert_allclose(value.numpy(), expected[name].numpy(), rtol=1e-12)
+
+
 def test_few_classes_train_on_every_class_and_many_on_sixteen_drawn():
     from sknce.conditional._classifier import (
+        _BAG_DIM,
         _BAG_EPOCH_RANGE,
+        _BAG_EXAMPLES,
         _BAG_EXHAUSTIVE,
+        _BAG_EXHAUSTIVE_DIM,
         _BAG_EXHAUSTIVE_EPOCHS,
         _BAG_NEGATIVES,
     )
@@ -305,6 +330,7 @@ def test_few_classes_train_on_every_class_and_many_on_sixteen_drawn():
     first = sampler(np.arange(8), np.random.default_rng(0))
     assert few._exhaustive() and first.inputs["negatives"].shape == (20,)
     assert isinstance(few.net_.step_, BagRankingStep)
+    assert few.net_.module_.label_embedding.weight.shape == (20, _BAG_EXHAUSTIVE_DIM)
     # "auto" epochs on a small training set: fewer passes for the exact softmax
     few.set_params(max_epochs="auto")
     assert few._schedule(1000, 1000, False)[1] == _BAG_EXHAUSTIVE_EPOCHS
@@ -312,8 +338,12 @@ def test_few_classes_train_on_every_class_and_many_on_sixteen_drawn():
     many = _pipeline(max_epochs=1).fit(texts, y)[-1]
     assert not many._exhaustive()
     assert many._n_negatives() == _BAG_NEGATIVES
+    assert many.net_.module_.label_embedding.weight.shape[1] == _BAG_DIM
     many.set_params(max_epochs="auto")
     assert many._schedule(1000, 1000, False)[1] == _BAG_EPOCH_RANGE[1]
+    # a large training set: about _BAG_EXAMPLES updates, down to the range's floor
+    assert many._schedule(10**6, _BAG_EXAMPLES // 4, False)[1] == 4
+    assert many._schedule(10**7, 10**7, False)[1] == _BAG_EPOCH_RANGE[0]
     # an explicit n_negatives is honoured at any size
     explicit = _pipeline(max_epochs=1, n_negatives=4).fit(texts[:300], y[:300])[-1]
     assert not explicit._exhaustive() and explicit._n_negatives() == 4
