@@ -268,48 +268,52 @@ def test_an_exhaustive_batch_makes_the_ranking_loss_the_softmax_cross_entropy():
     assert float(loss) == pytest.approx(float(expected), rel=1e-12)
 
 
+def _same_step_as_reference(scorer, X, labels, reference_negatives, log_noise, step):
+    """Run ``step(params, csr)`` from the state where the reference kernel call started and
+    check that it lands where the reference did, with the same loss (float64)."""
+    start = {k: v.clone() for k, v in scorer.state_dict().items()}
+    expected_loss = _kernel_step(scorer, X, labels, reference_negatives, log_noise, 0.3, True)
+    expected = {k: v.clone() for k, v in scorer.state_dict().items()}
+    scorer.load_state_dict(start)
+    params = (
+        scorer.encoder.weight.detach().numpy(),
+        scorer.label_embedding.weight.detach().numpy(),
+        scorer.label_bias.detach().numpy().reshape(-1),
+    )
+    csr = (X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data.astype(np.float64))
+    assert step(params, csr) == pytest.approx(expected_loss, rel=1e-12)
+    for name, value in scorer.state_dict().items():
+        np.testing.assert_allclose(value.numpy(), expected[name].numpy(), rtol=1e-12)
+
+
 def test_the_kernel_skips_the_repeat_search_only_where_labels_are_distinct():
     """On every class once (the label masked), distinct=True is the same step."""
     scorer, X, labels, _, _ = _problem(6, seed=5)
     every = np.broadcast_to(np.arange(N_CLASSES), (6, N_CLASSES)).copy()
-    zeros = np.zeros(N_CLASSES)
-    reference = {k: v.clone() for k, v in scorer.state_dict().items()}
-    expected_loss = _kernel_step(scorer, X, labels, every, zeros, 0.3, True)
-    expected = {k: v.clone() for k, v in scorer.state_dict().items()}
-    scorer.load_state_dict(reference)
-    w = [
-        scorer.encoder.weight.detach().numpy(),
-        scorer.label_embedding.weight.detach().numpy(),
-        scorer.label_bias.detach().numpy().reshape(-1),
-    ]
-    csr = (X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data.astype(np.float64))
     noise = (np.zeros(6), np.zeros((6, N_CLASSES)), np.empty(0))
-    loss = sgd_bag_ranking(*w, *csr, labels, every, *noise, 0, 6, 0.3, True, True)
-    assert loss == pytest.approx(expected_loss, rel=1e-12)
-    for name, value in scorer.state_dict().items():
-        np.testing.assert_allclose(value.numpy(), expected[name].numpy(), rtol=1e-12)
+    _same_step_as_reference(
+        scorer,
+        X,
+        labels,
+        every,
+        np.zeros(N_CLASSES),
+        lambda w, csr: sgd_bag_ranking(*w, *csr, labels, every, *noise, 0, 6, 0.3, True, True),
+    )
 
 
 def test_a_shared_set_of_negatives_is_passed_once_as_one_row():
     """A (1, K) set (and its (1, K) corrections) trains as K negatives copied to each example."""
     scorer, X, labels, negatives, log_noise = _problem(6, seed=7)
     shared = negatives[:1]
-    reference = {k: v.clone() for k, v in scorer.state_dict().items()}
-    copied = np.repeat(shared, 6, axis=0)
-    expected_loss = _kernel_step(scorer, X, labels, copied, log_noise, 0.3, True)
-    expected = {k: v.clone() for k, v in scorer.state_dict().items()}
-    scorer.load_state_dict(reference)
-    w = [
-        scorer.encoder.weight.detach().numpy(),
-        scorer.label_embedding.weight.detach().numpy(),
-        scorer.label_bias.detach().numpy().reshape(-1),
-    ]
-    csr = (X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data.astype(np.float64))
     noise = (log_noise[labels], log_noise[shared], np.empty(0))
-    loss = sgd_bag_ranking(*w, *csr, labels, shared, *noise, 0, 6, 0.3, True)
-    assert loss == pytest.approx(expected_loss, rel=1e-12)
-    for name, value in scorer.state_dict().items():
-        np.testing.assert_allclose(value.numpy(), expected[name].numpy(), rtol=1e-12)
+    _same_step_as_reference(
+        scorer,
+        X,
+        labels,
+        np.repeat(shared, 6, axis=0),
+        log_noise,
+        lambda w, csr: sgd_bag_ranking(*w, *csr, labels, shared, *noise, 0, 6, 0.3, True),
+    )
 
 
 def test_few_classes_train_on_every_class_and_many_on_sixteen_drawn():
