@@ -57,7 +57,7 @@ class _Labelled(NamedTuple):
     declared: object
     log_prior: np.ndarray | None = None
     n_examples: int = 0
-    #: A new fit's distinct labels and each sample's index among them.
+    #: Single-label y: its distinct labels and each sample's index among them.
     labels: np.ndarray | None = None
     codes: np.ndarray | None = None
 
@@ -828,12 +828,8 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             return SampledDataset(
                 self._sampler(data.X, labels, device, anchors=anchors, positives=positives)
             )
-        if data.codes is None:
-            labels, codes, _ = encode_labels(data.y)
-        else:
-            labels, codes = data.labels, data.codes
         # the indices in classes_ of the distinct labels, then of every sample
-        encoded = np.searchsorted(self.classes_, labels)[codes]
+        encoded = np.searchsorted(self.classes_, data.labels)[data.codes]
         return SampledDataset(self._sampler(data.X, encoded, device))
 
     def _make_module(self, data: _Labelled, seeds) -> LabelScorer:
