@@ -78,6 +78,8 @@ class ChanceAwareEarlyStopping(EarlyStopping):
         the first epoch, and count them as the best so far: if no epoch improves on
         them, they are restored (with ``load_best``). For a network initialised at a
         good solution, e.g. a spectral initialisation. Needs ``monitor="valid_loss"``.
+    lower_is_better : bool, default=True
+        Whether the monitored value is a loss (else a score, e.g. a precision).
 
     Attributes
     ----------
@@ -93,9 +95,14 @@ class ChanceAwareEarlyStopping(EarlyStopping):
         chance: float | None = None,
         threshold: float = 1e-4,
         evaluate_initial: bool = False,
+        lower_is_better: bool = True,
     ) -> None:
         super().__init__(
-            monitor=monitor, patience=patience, load_best=load_best, threshold=threshold
+            monitor=monitor,
+            patience=patience,
+            load_best=load_best,
+            threshold=threshold,
+            lower_is_better=lower_is_better,
         )
         self.chance = chance
         self.evaluate_initial = evaluate_initial

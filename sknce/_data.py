@@ -113,6 +113,9 @@ class Targets(Mapping):
     ----------
     pos_log_noise : Tensor of shape (batch,) or None
         :math:`\log p_N` of each example's positive.
+    pos_mask : bool Tensor of shape (batch, P) or None
+        ``False`` marks the padding of examples with several positives each (the
+        label sets of multi-label rows, padded to ``P``).
     neg_log_noise : Tensor of shape (batch, K) or None
         :math:`\log p_N` of each negative.
     neg_mask : bool Tensor of shape (batch, K) or None
@@ -129,6 +132,7 @@ class Targets(Mapping):
     """
 
     pos_log_noise: torch.Tensor | None = None
+    pos_mask: torch.Tensor | None = None
     neg_log_noise: torch.Tensor | None = None
     neg_mask: torch.Tensor | None = None
     neg_weights: torch.Tensor | None = None

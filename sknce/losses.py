@@ -24,6 +24,7 @@ from sknce import _data
 __all__ = [
     "BinaryNCELoss",
     "KNegativeLoss",
+    "MultilabelOneVsAllLoss",
     "NCEObjective",
     "NegativeSamplingLoss",
     "OneVsAllLoss",
@@ -33,6 +34,7 @@ __all__ = [
     "SoftmaxLoss",
     "binary_nce",
     "k_negative",
+    "multilabel_one_vs_all",
     "negative_sampling",
     "one_vs_all_nce",
     "pair_logistic",
@@ -311,6 +313,74 @@ def one_vs_all_nce(
         sample_weight=sample_weight,
         reduction=reduction,
     )
+
+
+def multilabel_one_vs_all(
+    pos_scores: torch.Tensor,
+    neg_scores: torch.Tensor,
+    neg_log_noise: torch.Tensor,
+    *,
+    pos_mask: torch.Tensor | None = None,
+    sample_weight: torch.Tensor | None = None,
+    reduction: str = "mean",
+) -> torch.Tensor:
+    r"""Sampled one-vs-all logistic loss of rows that each have a set of positive labels.
+
+    The loss of a row :math:`x` with positive labels :math:`P` and ``K`` labels
+    :math:`y_k` drawn from :math:`p_N`, those in :math:`P` masked (``-inf`` scores), is
+
+    .. math::
+
+        \sum_{p \in P} \operatorname{softplus}(-s(x, p))
+            + \frac{1}{K} \sum_{k=1}^{K} [y_k \notin P]\,
+              \frac{\operatorname{softplus}(s(x, y_k))}{p_N(y_k)},
+
+    an unbiased estimate of the full one-vs-all loss
+    :math:`\sum_{p \in P} \operatorname{softplus}(-s(x, p)) + \sum_{y \notin P}
+    \operatorname{softplus}(s(x, y))` (fastText's ``loss="ova"``), whose minimiser
+    :math:`\sigma(s(x, y))` is :math:`p(y \in P \mid x)`. It is
+    :func:`one_vs_all_nce` summed over a row's positives with every negative's share
+    :math:`w = 1/|P|`, with the row's input encoded once; a row without positives
+    contributes its negative term.
+
+    Parameters
+    ----------
+    pos_scores : Tensor of shape (batch, P)
+        Scores :math:`s(x, p)` of each row's positives, padded to ``P``.
+    neg_scores : Tensor of shape (batch, K)
+        Scores of the sampled labels; ``-inf`` marks a masked one (a positive of the
+        row).
+    neg_log_noise : Tensor of shape (batch, K)
+        :math:`\log p_N(y_k)` of the sampled labels.
+    pos_mask : bool Tensor of shape (batch, P) or None, default=None
+        ``False`` marks the padding of ``pos_scores``; ``None``: no padding.
+    sample_weight : Tensor of shape (batch,) or None, default=None
+        A weight multiplying each row's loss before the reduction (``None``
+        means 1); the ``"mean"`` divides the weighted sum by the batch size.
+    reduction : {"mean", "sum", "none"}, default="mean"
+        How the per-row losses are combined: their mean, their sum, or none (a
+        tensor of shape (batch,)).
+
+    Returns
+    -------
+    Tensor
+    """
+    if pos_scores.dim() != 2 or neg_scores.dim() != 2:
+        raise ValueError(
+            "Expected positive scores of shape (batch, P) and negative scores of shape "
+            f"(batch, K); got {tuple(pos_scores.shape)} and {tuple(neg_scores.shape)}."
+        )
+    if pos_scores.shape[0] != neg_scores.shape[0]:
+        raise ValueError(
+            f"Positive and negative scores disagree on the batch size: "
+            f"{pos_scores.shape[0]} != {neg_scores.shape[0]}."
+        )
+    pos_terms = F.softplus(-pos_scores)
+    if pos_mask is not None:
+        pos_terms = torch.where(pos_mask, pos_terms, 0.0)
+    importance = torch.exp(-neg_log_noise) / neg_scores.shape[1]
+    loss = pos_terms.sum(dim=1) + (importance * F.softplus(neg_scores)).sum(dim=1)
+    return _reduce(loss, reduction, sample_weight)
 
 
 def pair_logistic(
@@ -635,6 +705,20 @@ class OneVsAllLoss(NCEObjective):
             self.negatives(scores, targets),
             targets.neg_log_noise,
             neg_weights=targets.neg_weights,
+            sample_weight=targets.sample_weight,
+        )
+
+
+class MultilabelOneVsAllLoss(NCEObjective):
+    """:func:`multilabel_one_vs_all` with the positives' padding, the masks and the noise of
+    the batch's targets."""
+
+    def compute_loss(self, scores: dict, targets: _data.Targets) -> torch.Tensor:
+        return multilabel_one_vs_all(
+            scores["pos"],
+            self.negatives(scores, targets),
+            targets.neg_log_noise,
+            pos_mask=targets.pos_mask,
             sample_weight=targets.sample_weight,
         )
 

@@ -33,11 +33,12 @@ from sknce._data import (
 )
 from sknce._steps import TrainStep
 from sknce._validation import all_strings, encode_labels
-from sknce.conditional._kernel_step import BagRankingStep
-from sknce.conditional._sampler import LabelSampler
+from sknce.conditional import _multilabel
+from sknce.conditional._kernel_step import BagOneVsAllStep, BagRankingStep
+from sknce.conditional._sampler import LabelSampler, LabelSetSampler
 from sknce.losses import (
     BinaryNCELoss,
-    OneVsAllLoss,
+    MultilabelOneVsAllLoss,
     RankingNCELoss,
     SelfNormalized,
     SoftmaxLoss,
@@ -153,24 +154,6 @@ def _check_targets(y, multilabel: bool = False) -> str:
             f"(multi-label){indicator}; for a continuous target use ConditionalNCERegressor."
         )
     return y_type
-
-
-def _indicator_pairs(Y) -> tuple[np.ndarray, np.ndarray, torch.Tensor]:
-    """The (row, positive label) examples of a label indicator, and each row's positives.
-
-    Returns ``anchors`` (the row of each example), ``labels`` (its label) and the
-    positives of every row as a LongTensor padded with -1, of shape
-    ``(n_samples, max(1, most positives in a row))``.
-    """
-    Y = sp.csr_matrix(Y, dtype=np.int8)
-    Y.eliminate_zeros()
-    Y.sort_indices()
-    per_row = np.diff(Y.indptr)
-    anchors = np.repeat(np.arange(Y.shape[0]), per_row)
-    labels = Y.indices.astype(np.int64)
-    positives = np.full((Y.shape[0], max(1, int(per_row.max(initial=0)))), -1, dtype=np.int64)
-    positives[anchors, np.arange(Y.nnz) - Y.indptr[anchors]] = labels
-    return anchors, labels, torch.from_numpy(positives)
 
 
 def _entries_per_row(X) -> float | None:
@@ -583,8 +566,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         if n_rows is not None:
             self.classes_ = labels
             self.noise_ = _label_noise(self.noise, counts + 1, self.noise_power)
-            frequency = (counts + 0.5) / (n_rows + 1.0)
-            return np.log(frequency) - np.log1p(-frequency)
+            return _multilabel.label_logits(counts, n_rows)
         if declared is None:
             self.classes_ = labels
         else:
@@ -635,20 +617,34 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
     def _fit_lr(self) -> float:
         if self.lr != "auto":
             return self.lr
+        if self._compiled_multilabel():
+            return self._multilabel_plan.lr
         return self._bag_lr if getattr(self, "bag_sgd_", False) else _ADAM_LR
 
     def _make_step(self) -> TrainStep:
-        """The compiled step in fastText's regime (it applies on the CPU), else autograd's."""
+        """The compiled step in fastText's regime or the compiled multi-label one (they
+        apply on the CPU), else autograd's."""
+        if self._compiled_multilabel():
+            return BagOneVsAllStep(effective_n_jobs(self.n_jobs))
         if self.bag_sgd_:
             return BagRankingStep(effective_n_jobs(self.n_jobs))
         return super()._make_step()
 
-    def _make_scorer(self, n_features: int, log_prior: np.ndarray) -> LabelScorer:
-        """The scorer of a new fit, started at ``log_prior`` with ``init="prior"``."""
+    def _compiled_multilabel(self) -> bool:
+        """Whether this multi-label fit's plan trains the bag by the compiled Adagrad step
+        (the plan is None for single-label ``y`` and before any fit)."""
+        plan = getattr(self, "_multilabel_plan", None)
+        return plan is not None and plan.compiled
+
+    def _make_scorer(
+        self, n_features: int, log_prior: np.ndarray, idf: np.ndarray | None = None
+    ) -> LabelScorer:
+        """The scorer of a new fit, started at ``log_prior`` with ``init="prior"``; ``idf``:
+        the bag encoder's feature weights, if any."""
         hidden = self._hidden_layers()
         if self._bag:
             dim = self._bag_dim() if self.embedding_dim is None else self.embedding_dim
-            encoder = BagEncoder(n_features, dim, sparse_grad=self.sparse_input_)
+            encoder = BagEncoder(n_features, dim, sparse_grad=self.sparse_input_, idf=idf)
         elif self.encoder is None and not hidden and self.embedding_dim is None:
             encoder, dim = DenseInput(torch.nn.Identity()), n_features
         else:
@@ -673,6 +669,8 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         return scorer
 
     def _early_stopping(self) -> ChanceAwareEarlyStopping:
+        if self.multilabel_:
+            return _multilabel.PrecisionEarlyStopping(self.patience, _PLATEAU)
         # From the prior start, the untrained model is epoch 0: a fit whose epochs never
         # beat the label frequencies on held-out data returns to them.
         return ChanceAwareEarlyStopping(
@@ -684,7 +682,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
 
     def _make_objective(self):
         if self.multilabel_:
-            return OneVsAllLoss()
+            return MultilabelOneVsAllLoss()
         objective = {"ranking": RankingNCELoss, "binary": BinaryNCELoss, "mle": SoftmaxLoss}
         criterion = objective[self.objective]()
         if self.self_normalization > 0:
@@ -703,7 +701,9 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         example updates, in ``_BAG_EPOCH_RANGE``."""
         batch_size = self._batch_size()
         max_epochs = self.max_epochs
-        if max_epochs == "auto" and self.bag_sgd_:
+        if max_epochs == "auto" and self._compiled_multilabel():
+            max_epochs = self._multilabel_plan.max_epochs(n_train)
+        elif max_epochs == "auto" and self.bag_sgd_:
             max_epochs = int(np.clip(round(_BAG_EXAMPLES / max(n_train, 1)), *_BAG_EPOCH_RANGE))
             if self._exhaustive():
                 max_epochs = min(max_epochs, _BAG_EXHAUSTIVE_EPOCHS)
@@ -712,12 +712,13 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         return batch_size, max_epochs
 
     def _net_options(self, data: _Labelled) -> dict:
-        """The linear decay of ``lr="auto"`` in fastText's regime, as an extra callback."""
+        """The linear decay of ``lr="auto"`` in fastText's regime (and in the compiled
+        multi-label one), as an extra callback."""
         from skorch.callbacks import LRScheduler
 
         users = [c[1] if isinstance(c, tuple) else c for c in self.callbacks or ()]
         if (
-            not self.bag_sgd_
+            not (self.bag_sgd_ or self._compiled_multilabel())
             or self.lr != "auto"
             or any(isinstance(c, LRScheduler) for c in users)
         ):
@@ -749,6 +750,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             return self._validate_indicator(X, y, multilabel, reset, classes)
         if reset:
             self.multilabel_ = False
+            self._multilabel_plan = None
         if not reset:
             check_same_classes(classes, self.classes_)
         declared = self.classes if classes is None else classes
@@ -761,54 +763,21 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
 
     def _validate_indicator(self, X, Y, multilabel: bool, reset: bool, classes) -> _Labelled:
         """Validated multi-label data: ``Y`` as CSR; errors naming the fix."""
-        n_labels = Y.shape[1] if multilabel else None
-        values = np.unique(Y.data if sp.issparse(Y) else Y) if multilabel else np.empty(0)
-        if not np.isin(values, (0, 1)).all():
-            raise ValueError(
-                f"A 2-D y is a label indicator of 0/1 values (multi-label); got the values "
-                f"{values[:5].tolist()}. Binarize it, e.g. (Y > 0).astype(int)."
-            )
-        if not reset and (not self.multilabel_ or n_labels != len(self.classes_)):
-            raise ValueError(
-                f"This estimator was fitted on a label indicator of {len(self.classes_)} "
-                f"labels; y must be one too (shape (n_samples, {len(self.classes_)})), got "
-                f"{'labels' if n_labels is None else f'{n_labels} columns'}. To change the "
-                "labels, fit anew."
-            )
-        declared = self.classes if classes is None else classes
-        if declared is not None and not np.array_equal(np.asarray(declared), np.arange(n_labels)):
-            raise ValueError(
-                "With a label-indicator y the classes are its column indices, "
-                f"0..{n_labels - 1}; leave classes=None (or pass np.arange({n_labels}))."
-            )
-        if self.class_weight is not None:
-            raise ValueError(
-                "class_weight applies to single-label y; with a label-indicator y weigh the "
-                "rows with sample_weight."
-            )
-        unsupported = {
-            "objective": (self.objective, "ranking"),
-            "self_normalization": (self.self_normalization, 0.0),
-        }
-        for name, (value, default) in unsupported.items():
-            if value != default:
-                raise ValueError(
-                    f"{name}={value!r} applies to single-label y; a label-indicator y trains "
-                    f"the sampled one-vs-all loss (per-label probabilities): leave {name} at "
-                    f"{default!r}."
-                )
+        sparse = sp.issparse(Y)
+        Y = _multilabel.validate_indicator(self, Y, multilabel, reset, classes)
         if reset:
             self.multilabel_ = True
-            self.sparse_output_ = sp.issparse(Y)
-        return _Labelled(X, sp.csr_matrix(Y, dtype=np.int8), None)
+            self.sparse_output_ = sparse
+        return _Labelled(X, Y, None)
 
     def _start_fit(self, data: _Labelled, seeds) -> _Labelled:
         entries = _entries_per_row(data.X)
         if self.multilabel_:
             counts = np.asarray(data.y.sum(axis=0), dtype=np.float64).ravel()
             labels = np.arange(data.y.shape[1])
+            self._multilabel_plan = _multilabel.resolve_plan(self, data.X, data.y)
             log_prior = self._start(labels, counts, None, entries, n_rows=data.y.shape[0])
-            return data._replace(log_prior=log_prior, n_examples=data.y.nnz)
+            return data._replace(log_prior=log_prior, n_examples=data.X.shape[0])
         labels, codes, counts = encode_labels(data.y)
         log_prior = self._start(labels, counts, data.declared, entries)
         return data._replace(
@@ -824,16 +793,19 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
 
     def _make_dataset(self, data: _Labelled, device: str) -> SampledDataset:
         if self.multilabel_:
-            anchors, labels, positives = _indicator_pairs(data.y)
+            X = as_csr_or_dense(data.X)
             return SampledDataset(
-                self._sampler(data.X, labels, device, anchors=anchors, positives=positives)
+                LabelSetSampler(
+                    X, data.y, self.noise_, self._n_negatives(), device, self.shared_negatives
+                )
             )
         # the indices in classes_ of the distinct labels, then of every sample
         encoded = np.searchsorted(self.classes_, data.labels)[data.codes]
         return SampledDataset(self._sampler(data.X, encoded, device))
 
     def _make_module(self, data: _Labelled, seeds) -> LabelScorer:
-        return self._make_scorer(self.n_features_in_, data.log_prior)
+        idf = _multilabel.bag_idf(self._multilabel_plan, data.X) if self.multilabel_ else None
+        return self._make_scorer(self.n_features_in_, data.log_prior, idf)
 
     @contextlib.contextmanager
     def _training(self, data, device: str) -> Iterator[None]:
@@ -873,6 +845,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         summary.setdefault("entries", []).append(_entries_per_row(X))
         summary["n_examples"] = summary.get("n_examples", 0) + X.shape[0]
         self.multilabel_ = False
+        self._multilabel_plan = None
         return X.shape[0]
 
     def _start_stream(self, chunks, summary: dict, seeds) -> _Labelled:
@@ -945,6 +918,8 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
 
     def _n_negatives(self) -> int:
         """``n_negatives`` with ``"auto"`` resolved."""
+        if self.multilabel_ and self.n_negatives == "auto":
+            return self._multilabel_plan.n_negatives
         if self._exhaustive():
             return len(self.classes_)
         if self.n_negatives == "auto":
@@ -953,6 +928,8 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
 
     def _bag_dim(self) -> int:
         """``embedding_dim=None`` for the bag encoder: narrower where every class is scored."""
+        if self._compiled_multilabel():
+            return self._multilabel_plan.dim
         return _BAG_EXHAUSTIVE_DIM if self._exhaustive() else _BAG_DIM
 
     def _exhaustive(self) -> bool:
@@ -967,6 +944,8 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         """The batch size of this fit: the network's when it continues, else resolved."""
         if self._continues(False):
             return self.net_.batch_size
+        if self.batch_size == "auto" and self.multilabel_:
+            return self._multilabel_plan.batch_size
         if self.batch_size == "auto":
             return _BAG_BATCH if getattr(self, "bag_sgd_", False) else 256
         return self.batch_size
@@ -994,6 +973,8 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         return None
 
     def _optimizer_class(self) -> type:
+        if self._compiled_multilabel():
+            return self._multilabel_plan.optimizer
         if self.bag_sgd_:
             return torch.optim.SGD
         if isinstance(self.sparse_embeddings, str) and (
@@ -1002,8 +983,8 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             return self._sparse_optimizer()
         return self.optimizer
 
-    def _sampler(self, X, y_enc: np.ndarray, device: str, **pairs) -> LabelSampler:
-        """The sampler of encoded labels; ``pairs``: multi-label ``anchors`` and ``positives``."""
+    def _sampler(self, X, y_enc: np.ndarray, device: str) -> LabelSampler:
+        """The sampler of encoded labels (single-label ``y``)."""
         return LabelSampler(
             as_csr_or_dense(X),
             torch.as_tensor(y_enc, dtype=torch.int64),
@@ -1014,7 +995,6 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             device,
             shared=self.shared_negatives,
             exhaustive=self._exhaustive(),
-            **pairs,
         )
 
     def fit(self, X, y=None, sample_weight=None) -> ConditionalNCEClassifier:
@@ -1209,7 +1189,11 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
                 f"k must be an int from 1 to the number of classes ({n_classes}); got {k!r}. "
                 "For every class use predict_log_proba."
             )
-        k = int(k)
+        ids, log_proba = self._topk(X, int(k))
+        return self.classes_[ids], log_proba
+
+    def _topk(self, X, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`predict_topk` of a validated ``X``: the indices in ``classes_``."""
         ids = np.empty((X.shape[0], k), dtype=np.int64)
         log_proba = np.empty((X.shape[0], k), dtype=np.float64)
         multilabel = self.multilabel_
@@ -1231,7 +1215,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             else:
                 log_proba[rows] = (best.double() - lse.unsqueeze(1)).cpu().numpy()
             ids[rows] = best_id.cpu().numpy()
-        return self.classes_[ids], log_proba
+        return ids, log_proba
 
     def predict(self, X) -> np.ndarray | sp.csr_matrix:
         """Most probable class, by an argmax over chunks of classes.

@@ -1,26 +1,77 @@
-"""The compiled training step of ConditionalNCEClassifier on sparse bags of features.
+"""The compiled training steps of ConditionalNCEClassifier on sparse bags of features.
 
-:class:`BagRankingStep` is the engine's :class:`~sknce._steps.KernelStep` for the
-classifier's scorer when its encoder is the :class:`~sknce.nn.BagEncoder` and its
-objective the ranking loss: each batch of the :class:`~sknce.conditional._sampler.LabelSampler`
-(the inputs as a sparse tensor, the labels, the noise labels and their
-``log p_N``) is handed to :func:`~sknce.conditional._kernels.sgd_bag_ranking`,
-fastText's per-example SGD update, over the engine's Hogwild threads. Where it
-does not apply (a GPU, another optimizer, another encoder or objective, an input
-bias, dropout, the self-normalisation penalty) the engine trains by autograd.
+Both are the engine's :class:`~sknce._steps.KernelStep` for the classifier's scorer
+when its encoder is the :class:`~sknce.nn.BagEncoder`; each hands a sampler's batch
+(the inputs as a sparse tensor, the labels, the noise labels and their ``log p_N``)
+to a kernel of :mod:`sknce.conditional._kernels` over the engine's Hogwild threads:
+
+* :class:`BagRankingStep`: the ranking loss of single-label ``y``
+  (:class:`~sknce.conditional._sampler.LabelSampler`), fastText's per-example SGD
+  update, :func:`~sknce.conditional._kernels.sgd_bag_ranking`;
+* :class:`BagOneVsAllStep`: the sampled one-vs-all loss of a label indicator
+  (:class:`~sknce.conditional._sampler.LabelSetSampler`), a per-row Adagrad update,
+  :func:`~sknce.conditional._kernels.adagrad_bag_one_vs_all`.
+
+Where they do not apply (a GPU, another optimizer, another encoder or objective, an
+input bias, dropout, the self-normalisation penalty) the engine trains by autograd.
 """
 
 from __future__ import annotations
 
 import numpy as np
+import torch
 
 from sknce._data import Targets
 from sknce._steps import KernelStep
-from sknce.conditional._kernels import sgd_bag_ranking
-from sknce.losses import RankingNCELoss
+from sknce.conditional._kernels import adagrad_bag_one_vs_all, sgd_bag_ranking
+from sknce.losses import MultilabelOneVsAllLoss, RankingNCELoss
 from sknce.nn import BagEncoder
 
-__all__ = ["BagRankingStep"]
+__all__ = ["BagOneVsAllStep", "BagRankingStep"]
+
+
+def _bag_step_applies(net, objective: type) -> bool:
+    """A bag-encoder scorer without input bias or dropout, trained by ``objective``."""
+    scorer = net.module_
+    return (
+        isinstance(scorer.encoder, BagEncoder)
+        and scorer.input_bias is None
+        and scorer.dropout.p == 0
+        and type(net.criterion_) is objective
+    )
+
+
+def _csr_batch(scorer, x: torch.Tensor) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``indptr, indices, values`` of a sparse batch, the values weighted as the bag
+    encoder weighs them (``log(1 + x) * idf`` when it has an idf)."""
+    x = x.coalesce()  # row-major: each row's entries are contiguous
+    rows, cols = x.indices().numpy()
+    indptr = np.zeros(x.shape[0] + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=x.shape[0]), out=indptr[1:])
+    values = x.values().numpy()
+    idf = scorer.encoder.idf
+    if idf is not None:
+        values = np.log1p(values) * idf.numpy()[cols]
+    return indptr, cols, values
+
+
+def _views(tables) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Numpy views (sharing memory) of a feature table, a label table and the label
+    biases, or of their optimizer state; absent biases as an empty array."""
+    w_in, w_label, bias = (t if t is None else t.detach().numpy() for t in tables)
+    return w_in, w_label, np.empty(0, w_in.dtype) if bias is None else bias.reshape(-1)
+
+
+def _tables(scorer) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """The scorer's feature rows, label embeddings and label biases (or None)."""
+    return scorer.encoder.weight, scorer.label_embedding.weight, scorer.label_bias
+
+
+def _sample_weights(targets: Targets) -> np.ndarray:
+    """The batch's example weights as float32, or an empty array for none."""
+    if targets.sample_weight is None:
+        return np.empty(0, np.float32)
+    return np.ascontiguousarray(targets.sample_weight.numpy(), dtype=np.float32)
 
 
 class BagRankingStep(KernelStep):
@@ -34,22 +85,11 @@ class BagRankingStep(KernelStep):
 
     def applies(self, net) -> bool:
         """The engine's conditions, and a scorer and objective the kernel implements."""
-        if not super().applies(net):
-            return False
-        scorer = net.module_
-        return (
-            isinstance(scorer.encoder, BagEncoder)
-            and scorer.input_bias is None
-            and scorer.dropout.p == 0
-            and type(net.criterion_) is RankingNCELoss
-        )
+        return super().applies(net) and _bag_step_applies(net, RankingNCELoss)
 
     def prepare(self, net, inputs: dict, targets: Targets) -> tuple:
         """The batch as the kernel's arrays, and numpy views of the parameters."""
-        x = inputs["x"].coalesce()  # row-major: each row's entries are contiguous
-        rows, cols = x.indices().numpy()
-        indptr = np.zeros(x.shape[0] + 1, dtype=np.int64)
-        np.cumsum(np.bincount(rows, minlength=x.shape[0]), out=indptr[1:])
+        scorer = net.module_
         labels = inputs["labels"].numpy()
         negatives = inputs["negatives"].numpy()
         neg_log_noise = targets.neg_log_noise.numpy()
@@ -60,29 +100,70 @@ class BagRankingStep(KernelStep):
             negatives = negatives.reshape(1, -1)
             # the same K corrections for every example (the sampler's expanded view)
             neg_log_noise = neg_log_noise[:1]
-        scorer = net.module_
-        bias = scorer.label_bias
-        params = (
-            scorer.encoder.weight.detach().numpy(),
-            scorer.label_embedding.weight.detach().numpy(),
-            np.empty(0, np.float32) if bias is None else bias.detach().numpy().reshape(-1),
-        )
         batch = (
-            indptr,
-            cols,
-            x.values().numpy(),
+            *_csr_batch(scorer, inputs["x"]),
             labels,
             np.ascontiguousarray(negatives),
             targets.pos_log_noise.numpy(),
             np.ascontiguousarray(neg_log_noise),
-            np.empty(0, np.float32)
-            if targets.sample_weight is None
-            else np.ascontiguousarray(targets.sample_weight.numpy(), dtype=np.float32),
+            _sample_weights(targets),
         )
         remove_hits = targets.neg_mask is not None
         # Distinct only once the example's own label is removed from the shared set.
+        params = _views(_tables(scorer))
         return params, batch, remove_hits, distinct and remove_hits
 
     def kernel(self, net, state, lo: int, hi: int, lr: float) -> float:
         params, batch, remove_hits, distinct = state
         return sgd_bag_ranking(*params, *batch, lo, hi, lr, remove_hits, distinct)
+
+
+class BagOneVsAllStep(KernelStep):
+    """Sampled one-vs-all Adagrad of a bag encoder and label tables, compiled, over
+    ``n_jobs`` threads.
+
+    The update of each row is that of ``torch.optim.Adagrad`` (without options) on
+    the gradient of the row's :func:`~sknce.losses.multilabel_one_vs_all` loss; the
+    sums of squared gradients are the optimizer's own state, so a continued fit, a
+    checkpoint or the autograd step carry on from them.
+
+    Parameters
+    ----------
+    n_jobs : int, default=1
+        Threads of the kernel (Hogwild with more than one: not bit-reproducible).
+    """
+
+    optimizer = torch.optim.Adagrad
+
+    def applies(self, net) -> bool:
+        """The engine's conditions, and a scorer and objective the kernel implements."""
+        return super().applies(net) and _bag_step_applies(net, MultilabelOneVsAllLoss)
+
+    def prepare(self, net, inputs: dict, targets: Targets) -> tuple:
+        """The batch as the kernel's arrays, numpy views of the parameters and of
+        Adagrad's sums."""
+        scorer = net.module_
+        tables = _tables(scorer)
+        state = net.optimizer_.state
+        sums = tuple(None if t is None else state[t]["sum"] for t in tables)
+        negatives = inputs["negatives"].numpy()
+        neg_log_noise = targets.neg_log_noise.numpy()
+        if negatives.ndim == 1:  # one set shared by the batch, passed once as (1, K)
+            negatives, neg_log_noise = negatives.reshape(1, -1), neg_log_noise[:1]
+        # the importance weight 1 / (K p_N(y)) of each drawn label's term
+        neg_coef = np.exp(-neg_log_noise.astype(np.float64)) / negatives.shape[1]
+        batch = (
+            *_csr_batch(scorer, inputs["x"]),
+            inputs["labels"].numpy(),
+            targets.pos_mask.numpy(),
+            np.ascontiguousarray(negatives),
+            np.ascontiguousarray(targets.neg_mask.numpy()),
+            np.ascontiguousarray(neg_coef),
+            _sample_weights(targets),
+        )
+        eps = float(net.optimizer_.param_groups[0]["eps"])
+        return _views(tables), _views(sums), batch, eps
+
+    def kernel(self, net, state, lo: int, hi: int, lr: float) -> float:
+        params, sums, batch, eps = state
+        return adagrad_bag_one_vs_all(*params, *sums, *batch, lo, hi, lr, eps)

@@ -34,7 +34,7 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["sgd_bag_ranking"]
+__all__ = ["adagrad_bag_one_vs_all", "sgd_bag_ranking"]
 
 
 @njit(nogil=True, cache=True, fastmath=True)
@@ -44,6 +44,165 @@ def _bag_weights_total(data, lo, hi) -> float:
     for r in range(lo, hi):
         total += abs(data[r])
     return total if total > 0.0 else 1.0
+
+
+@njit(nogil=True, cache=True, fastmath=True, error_model="numpy")
+def _bag_mean(w_in, indices, data, start, stop, h, typed) -> float:
+    """Set ``h`` to the bag's weighted mean of rows ``sum_j x_j W[j] / sum |x|``;
+    return ``1 / sum |x|``. ``typed``: a 1-element scratch array in the tables' dtype."""
+    inv = 1.0 / _bag_weights_total(data, start, stop)
+    for k in range(h.shape[0]):
+        h[k] = 0.0
+    for r in range(start, stop):
+        row = w_in[indices[r]]
+        typed[0] = data[r] * inv
+        weight = typed[0]
+        for k in range(h.shape[0]):
+            h[k] += weight * row[k]
+    return inv
+
+
+@njit(nogil=True, cache=True, fastmath=True, error_model="numpy")
+def _move_label_row(v, h, grad, coef, lr, sums, eps, typed) -> None:
+    """Add ``coef * v`` to the hidden gradient ``grad``, then move label row ``v`` by
+    its gradient ``coef * h``: plain SGD at ``lr``, or Adagrad's step when ``sums`` (the
+    row's running sums of squared gradients, updated) is not empty."""
+    typed[0] = coef
+    g = typed[0]
+    if sums.shape[0] == 0:
+        typed[0] = lr * coef
+        step = typed[0]
+        for k in range(h.shape[0]):
+            grad[k] += g * v[k]
+            v[k] -= step * h[k]
+        return
+    typed[0] = lr
+    rate = typed[0]
+    typed[0] = eps
+    tiny = typed[0]
+    for k in range(h.shape[0]):
+        grad[k] += g * v[k]
+        gk = g * h[k]
+        sums[k] += gk * gk
+        v[k] -= rate * gk / (np.sqrt(sums[k]) + tiny)
+
+
+@njit(nogil=True, cache=True, fastmath=True, error_model="numpy")
+def _move_bias(b_label, row, coef, lr, sums, eps, typed) -> None:
+    """Move label bias ``b_label[row]`` by its gradient ``coef``: plain SGD at ``lr``, or
+    Adagrad's step when ``sums`` (the biases' running sums of squared gradients,
+    updated) is not empty."""
+    if sums.shape[0] == 0:
+        typed[0] = lr * coef
+        b_label[row] -= typed[0]
+        return
+    sums[row] += coef * coef
+    b_label[row] -= lr * coef / (np.sqrt(sums[row]) + eps)
+
+
+@njit(nogil=True, cache=True, fastmath=True, error_model="numpy")
+def _move_bag_rows(w_in, indices, data, start, stop, inv, lr, grad, sums, eps, typed) -> None:
+    """Move the rows of a bag's features by their gradients ``x_j / sum|x| * grad``:
+    plain SGD at ``lr``, or Adagrad's step when ``sums`` (the running sums of squared
+    gradients of ``w_in``, updated) is not empty."""
+    if sums.shape[0] == 0:
+        for r in range(start, stop):
+            row = w_in[indices[r]]
+            typed[0] = lr * data[r] * inv
+            step = typed[0]
+            for k in range(grad.shape[0]):
+                row[k] -= step * grad[k]
+        return
+    typed[0] = lr
+    rate = typed[0]
+    typed[0] = eps
+    tiny = typed[0]
+    for r in range(start, stop):
+        row = w_in[indices[r]]
+        row_sums = sums[indices[r]]
+        typed[0] = data[r] * inv
+        share = typed[0]
+        for k in range(grad.shape[0]):
+            gk = share * grad[k]
+            row_sums[k] += gk * gk
+            row[k] -= rate * gk / (np.sqrt(row_sums[k]) + tiny)
+
+
+@njit(nogil=True, cache=True, fastmath=True, error_model="numpy")
+def _label_score(h, w_label, b_label, target, zero):
+    """``h . E[target] + b[target]`` in the tables' dtype (``zero``: 0 in it)."""
+    v = w_label[target]
+    s = zero
+    for k in range(h.shape[0]):
+        s += h[k] * v[k]
+    if b_label.shape[0] > 0:
+        s += b_label[target]
+    return s
+
+
+@njit(nogil=True, cache=True, fastmath=True)
+def _gather(rows, coefs, n_rows, target, coef, distinct, slot_of) -> int:
+    """Add ``coef`` to label row ``target``'s slot among ``rows[:n_rows]`` (a new slot
+    unless it is there); return the number of slots.
+
+    The slot is found in ``slot_of`` (the slot of every label, -1 for none) when it is
+    not empty, else by a search of ``rows`` unless ``distinct`` (the labels are known
+    distinct).
+    """
+    slot = n_rows
+    if slot_of.shape[0] > 0:
+        if slot_of[target] >= 0:
+            slot = slot_of[target]
+        else:
+            slot_of[target] = slot
+    elif not distinct:
+        for t in range(n_rows):
+            if rows[t] == target:
+                slot = t
+    if slot == n_rows:
+        rows[slot] = target
+        coefs[slot] = 0.0
+        n_rows += 1
+    coefs[slot] += coef
+    return n_rows
+
+
+@njit(nogil=True, cache=True, fastmath=True, error_model="numpy")
+def _update_rows(
+    w_in,
+    w_label,
+    b_label,
+    sums,
+    indices,
+    data,
+    start,
+    stop,
+    inv,
+    h,
+    grad,
+    rows,
+    coefs,
+    n_rows,
+    lr,
+    eps,
+    typed,
+) -> None:
+    """The update of one example: label rows ``rows[:n_rows]`` by their loss gradients
+    ``coefs[t] * h`` (each read for the hidden gradient before it moves), their
+    biases by ``coefs[t]``, then the bag's feature rows by the hidden gradient.
+
+    ``sums``: the Adagrad sums of squared gradients of ``(w_in, w_label, b_label)``,
+    updated, or three empty arrays for plain SGD.
+    """
+    sums_in, sums_label, sums_bias = sums
+    for k in range(grad.shape[0]):
+        grad[k] = 0.0
+    for t in range(n_rows):
+        row_sums = sums_label[rows[t]] if sums_label.shape[0] > 0 else sums_bias
+        _move_label_row(w_label[rows[t]], h, grad, coefs[t], lr, row_sums, eps, typed)
+        if b_label.shape[0] > 0:
+            _move_bias(b_label, rows[t], coefs[t], lr, sums_bias, eps, typed)
+    _move_bag_rows(w_in, indices, data, start, stop, inv, lr, grad, sums_in, eps, typed)
 
 
 @njit(nogil=True, cache=True, fastmath=True, error_model="numpy")
@@ -102,33 +261,25 @@ def sgd_bag_ranking(
     float
         The summed loss of the examples, each evaluated before its own update.
     """
-    dim = w_in.shape[1]
     n_targets = negatives.shape[1] + 1
     shared = negatives.shape[0] == 1
-    has_bias = b_label.shape[0] > 0
     h = np.zeros_like(w_in[0])
     grad = np.zeros_like(w_in[0])
     # Scalars in the tables' dtype (float32 in a fit): the row loops then run in one
     # precision and vectorise; bookkeeping (softmax, loss) stays in float64.
     typed = np.zeros_like(w_in[0, :1])
     zero = typed[0]
+    sgd = (w_in[:0], w_label[:0], typed[:0])  # plain SGD: no sums of squared gradients
     scores = np.empty(n_targets, dtype=np.float64)
     targets = np.empty(n_targets, dtype=np.int64)
     rows = np.empty(n_targets, dtype=np.int64)
+    no_slots = rows[:0]
     coefs = np.empty(n_targets, dtype=np.float64)
     exps = np.empty(n_targets, dtype=np.float64)
     total_loss = 0.0
     for i in range(lo, hi):
         start, stop = indptr[i], indptr[i + 1]
-        inv = 1.0 / _bag_weights_total(data, start, stop)
-        for k in range(dim):
-            h[k] = 0.0
-        for r in range(start, stop):
-            row = w_in[indices[r]]
-            typed[0] = data[r] * inv
-            weight = typed[0]
-            for k in range(dim):
-                h[k] += weight * row[k]
+        inv = _bag_mean(w_in, indices, data, start, stop, h, typed)
         label = labels[i]
         own = 0 if shared else i
         n_scored = 0
@@ -137,12 +288,7 @@ def sgd_bag_ranking(
             target = label if j == 0 else negatives[own, j - 1]
             if j > 0 and remove_hits and target == label:
                 continue
-            v = w_label[target]
-            s = zero
-            for k in range(dim):
-                s += h[k] * v[k]
-            if has_bias:
-                s += b_label[target]
+            s = _label_score(h, w_label, b_label, target, zero)
             s -= pos_log_noise[i] if j == 0 else neg_log_noise[own, j - 1]
             scores[n_scored] = s
             targets[n_scored] = target
@@ -159,35 +305,158 @@ def sgd_bag_ranking(
         n_rows = 0
         for j in range(n_scored):
             g = weight * (exps[j] / norm - (1.0 if j == 0 else 0.0))
-            target = targets[j]
-            slot = n_rows
-            if not distinct:
-                for t in range(n_rows):
-                    if rows[t] == target:
-                        slot = t
-            if slot == n_rows:
-                rows[slot] = target
-                coefs[slot] = 0.0
-                n_rows += 1
-            coefs[slot] += g
-        for k in range(dim):
-            grad[k] = 0.0
-        # each label row read for the hidden gradient before it moves
+            n_rows = _gather(rows, coefs, n_rows, targets[j], g, distinct, no_slots)
+        _update_rows(
+            w_in,
+            w_label,
+            b_label,
+            sgd,
+            indices,
+            data,
+            start,
+            stop,
+            inv,
+            h,
+            grad,
+            rows,
+            coefs,
+            n_rows,
+            lr,
+            0.0,
+            typed,
+        )
+    return total_loss
+
+
+@njit(nogil=True, cache=True, fastmath=True, error_model="numpy")
+def _logistic(s: float) -> tuple[float, float]:
+    """``softplus(s) = log(1 + exp(s))`` and ``sigmoid(s) = 1 / (1 + exp(-s))``, from
+    one exponential, without overflow."""
+    e = math.exp(-abs(s))
+    sigmoid = 1.0 / (1.0 + e) if s >= 0.0 else e / (1.0 + e)
+    return max(s, 0.0) + math.log1p(e), sigmoid
+
+
+@njit(nogil=True, cache=True, fastmath=True, error_model="numpy")
+def adagrad_bag_one_vs_all(
+    w_in: np.ndarray,
+    w_label: np.ndarray,
+    b_label: np.ndarray,
+    sums_in: np.ndarray,
+    sums_label: np.ndarray,
+    sums_bias: np.ndarray,
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    data: np.ndarray,
+    positives: np.ndarray,
+    pos_mask: np.ndarray,
+    negatives: np.ndarray,
+    neg_mask: np.ndarray,
+    neg_coef: np.ndarray,
+    weights: np.ndarray,
+    lo: int,
+    hi: int,
+    lr: float,
+    eps: float,
+) -> float:
+    """Apply one Adagrad step of the sampled one-vs-all loss per row ``lo..hi-1`` in
+    place; return the summed loss.
+
+    The loss of a row with positive labels ``P`` and sampled labels ``y_k`` is
+    ``sum_p softplus(-s(x, p)) + sum_k c_k [y_k not in P] softplus(s(x, y_k))``
+    (:func:`sknce.losses.multilabel_one_vs_all` with ``c_k = 1 / (K p_N(y_k))``).
+    Each row's step is torch's ``Adagrad`` (``sum += g * g``; ``p -= lr * g /
+    (sqrt(sum) + eps)``) on the gradient of its loss, every term read before any
+    row moves (a label drawn twice moves once, by its summed gradient).
+
+    Parameters
+    ----------
+    w_in, w_label, b_label : float arrays
+        The bag's feature rows ``W`` (n_features, dim), the label embeddings ``E``
+        (n_classes, dim) and biases ``b`` (n_classes,) or (0,), updated in place.
+    sums_in, sums_label, sums_bias : float arrays of the shapes of the tables
+        Adagrad's running sums of squared gradients, updated in place
+        (``sums_bias`` empty without biases).
+    indptr, indices, data : CSR arrays of the batch
+        Row ``i``'s bag is ``indices[indptr[i]:indptr[i + 1]]`` with values
+        ``data[...]`` (already weighted, e.g. by idf).
+    positives : int64 array of shape (n, P)
+        Each row's positive labels, padded.
+    pos_mask : bool array of shape (n, P)
+        False at the padding.
+    negatives : int64 array of shape (n, K) or (1, K)
+        Each row's sampled labels, or one set shared by every row.
+    neg_mask : bool array of shape (n, K)
+        False where a sampled label is one of the row's positives (not scored).
+    neg_coef : float array of the shape of ``negatives``
+        ``c_k``, the importance weight of each sampled label's term.
+    weights : float array of shape (n,) or (0,)
+        Weight of each row's loss (``sample_weight``), or empty for 1.
+    lo, hi : int
+        The rows this call trains on.
+    lr, eps : float
+        Adagrad's learning rate and the term added to the root of the sums.
+
+    Returns
+    -------
+    float
+        The summed loss of the rows, each evaluated before its own update.
+    """
+    n_pos = positives.shape[1]
+    n_targets = n_pos + negatives.shape[1]
+    shared = negatives.shape[0] == 1
+    h = np.zeros_like(w_in[0])
+    grad = np.zeros_like(w_in[0])
+    typed = np.zeros_like(w_in[0, :1])
+    zero = typed[0]
+    rows = np.empty(n_targets, dtype=np.int64)
+    coefs = np.empty(n_targets, dtype=np.float64)
+    sums = (sums_in, sums_label, sums_bias)
+    # a label drawn twice is one row of the update: each label's slot, found in O(1)
+    slot_of = np.full(w_label.shape[0], -1, dtype=np.int64)
+    total_loss = 0.0
+    for i in range(lo, hi):
+        start, stop = indptr[i], indptr[i + 1]
+        inv = _bag_mean(w_in, indices, data, start, stop, h, typed)
+        weight = weights[i] if weights.shape[0] > 0 else 1.0
+        own = 0 if shared else i
+        n_rows = 0
+        # every score read before any row moves: the positives (distinct) first
+        for j in range(n_pos):
+            if pos_mask[i, j]:
+                s = _label_score(h, w_label, b_label, positives[i, j], zero)
+                loss, sigmoid = _logistic(-s)
+                total_loss += weight * loss
+                n_rows = _gather(
+                    rows, coefs, n_rows, positives[i, j], -weight * sigmoid, True, slot_of
+                )
+        for j in range(negatives.shape[1]):
+            if neg_mask[i, j]:
+                target = negatives[own, j]
+                c = weight * neg_coef[own, j]
+                s = _label_score(h, w_label, b_label, target, zero)
+                loss, sigmoid = _logistic(s)
+                total_loss += c * loss
+                n_rows = _gather(rows, coefs, n_rows, target, c * sigmoid, False, slot_of)
+        _update_rows(
+            w_in,
+            w_label,
+            b_label,
+            sums,
+            indices,
+            data,
+            start,
+            stop,
+            inv,
+            h,
+            grad,
+            rows,
+            coefs,
+            n_rows,
+            lr,
+            eps,
+            typed,
+        )
         for t in range(n_rows):
-            v = w_label[rows[t]]
-            typed[0] = coefs[t]
-            g = typed[0]
-            typed[0] = lr * coefs[t]
-            step = typed[0]
-            for k in range(dim):
-                grad[k] += g * v[k]
-                v[k] -= step * h[k]
-            if has_bias:
-                b_label[rows[t]] -= step
-        for r in range(start, stop):
-            row = w_in[indices[r]]
-            typed[0] = lr * data[r] * inv
-            step = typed[0]
-            for k in range(dim):
-                row[k] -= step * grad[k]
+            slot_of[rows[t]] = -1
     return total_loss

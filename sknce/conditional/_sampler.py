@@ -2,8 +2,10 @@
 
 * :class:`LabelSampler` draws ``K`` labels per example (or one set of ``K`` for
   the whole batch) from a noise distribution over the classes (Ma & Collins, 2018,
-  Figure 1), with their ``log p_N``; for multi-label data an example is a (row,
-  positive label) pair, and the row's other positives are masked out of its noise;
+  Figure 1), with their ``log p_N``;
+* :class:`LabelSetSampler` does the same for multi-label data, where an example is a
+  row with its set of positive labels, and the row's positives are excluded from its
+  noise;
 * :class:`TargetSampler` draws ``K`` targets per example from a Gaussian mixture
   centred at the observed target (Gustafsson et al., 2020), with their log-density.
 """
@@ -12,12 +14,13 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from numba import njit
 
 from sknce._data import Batch, rows_to_tensor, to_device
 from sknce._random import torch_generator
 from sknce.noise import CategoricalNoise, GaussianMixtureNoise
 
-__all__ = ["LabelSampler", "TargetSampler"]
+__all__ = ["LabelSampler", "LabelSetSampler", "TargetSampler"]
 
 
 class LabelSampler:
@@ -52,15 +55,6 @@ class LabelSampler:
         Every class is each example's noise, once (a shared ``(n_classes,)`` set, its
         own label masked, every ``log p_N`` 0): the ranking loss is then exactly the
         softmax cross-entropy. ``n_negatives`` and ``shared`` are ignored.
-    anchors : ndarray of shape (n_examples,) or None, default=None
-        Multi-label data: the row of ``X`` of each example, ``y`` then holding one
-        positive label per example (a row with ``m`` positives is ``m`` examples).
-        ``None``: example ``i`` is row ``i``.
-    positives : LongTensor of shape (n_samples, max_positives) or None, default=None
-        With ``anchors``: the positive labels of each row of ``X``, padded with -1.
-        A noise label among its row's positives is masked (``targets["neg_mask"]``),
-        and each example's negatives carry ``neg_weights`` ``1 / m``, its share of
-        the row's negative term (see :func:`sknce.losses.one_vs_all_nce`).
     """
 
     def __init__(
@@ -74,8 +68,6 @@ class LabelSampler:
         device: str,
         shared: bool = False,
         exhaustive: bool = False,
-        anchors: np.ndarray | None = None,
-        positives: torch.Tensor | None = None,
     ) -> None:
         self.X = X
         self.y = y.to(device)
@@ -86,16 +78,9 @@ class LabelSampler:
         self.device = device
         self.shared = shared
         self.exhaustive = exhaustive
-        self.pairs = anchors is not None
-        if self.pairs:
-            # named as the latent-class sampler's: WeightedSampler weighs a pair by its row
-            self.anchors = anchors
-            self._anchors = torch.as_tensor(anchors, dtype=torch.int64).to(device)
-            self.positives = positives.to(device)
-            self._share = 1.0 / (self.positives >= 0).sum(dim=1).clamp(min=1)
 
     def __len__(self) -> int:
-        return len(self.anchors) if self.pairs else self.X.shape[0]
+        return self.X.shape[0]
 
     def _draw(self, n: int, k: int, generator: torch.Generator):
         """Noise labels, ``(n, k)`` or shared ``(k,)``, and their ``log p_N`` as ``(n, k)``."""
@@ -109,10 +94,7 @@ class LabelSampler:
         index = to_device(np.asarray(rows, dtype=np.int64), self.device)
         labels = self.y[index]
         n = len(rows)
-        if not self.pairs:
-            x = rows_to_tensor(self.X, rows, self.device)
-        else:
-            x = rows_to_tensor(self.X, self.anchors[rows], self.device)
+        x = rows_to_tensor(self.X, rows, self.device)
         if not self.n_negatives:
             inputs, targets = {"x": x}, {"labels": labels}
         else:
@@ -124,13 +106,7 @@ class LabelSampler:
             negatives, targets["neg_log_noise"] = self._draw(n, self.n_negatives, generator)
             inputs["negatives"] = negatives
             targets["pos_log_noise"] = self.noise.log_prob(labels)
-            if self.pairs:
-                owners = self._anchors[index]
-                targets["neg_mask"] = self._not_positive(negatives, owners, n)
-                targets["neg_weights"] = (
-                    self._share[owners].unsqueeze(1).expand(n, self.n_negatives)
-                )
-            elif self.remove_hits:
+            if self.remove_hits:
                 # (batch, K) in both forms: a shared (K,) set broadcasts against each label.
                 targets["neg_mask"] = negatives != labels.unsqueeze(1)
         if self.n_norm_samples:
@@ -149,11 +125,103 @@ class LabelSampler:
         targets["neg_mask"] = every != labels.unsqueeze(1)
         return Batch(inputs, targets, size=n)
 
-    def _not_positive(self, negatives: torch.Tensor, owners: torch.Tensor, n: int) -> torch.Tensor:
-        """``(batch, K)``: True where a noise label is none of its example's row's positives."""
-        drawn = negatives.expand(n, -1) if negatives.dim() == 1 else negatives
-        hits = drawn.unsqueeze(2) == self.positives[owners].unsqueeze(1)
-        return ~hits.any(dim=2)
+
+class LabelSetSampler:
+    """Batches of multi-label rows: their inputs, positive labels and noise labels.
+
+    An example is a row of ``X`` with its set of positive labels (the row's nonzero
+    columns of the indicator ``Y``, none for an unlabelled row). Its ``K`` noise
+    labels are drawn from :math:`p_N` and those among the row's positives are
+    excluded from its noise (``targets.neg_mask``), so that the sampled one-vs-all
+    loss (:func:`sknce.losses.multilabel_one_vs_all`) estimates the sum over the
+    row's non-positive labels. The positives are padded to the batch's largest label
+    set (``targets.pos_mask``).
+
+    Parameters
+    ----------
+    X : ndarray or csr_matrix of shape (n_samples, n_features), float32
+        The inputs.
+    Y : csr_matrix of shape (n_samples, n_classes)
+        The label indicator: sorted, without duplicates or explicit zeros.
+    noise : CategoricalNoise
+        The noise :math:`p_N` over the labels, on ``device``.
+    n_negatives : int
+        Noise labels ``K`` per row.
+    device : str
+        Where the batches are built.
+    shared : bool, default=False
+        Draw one set of ``K`` noise labels for the whole batch, of shape ``(K,)``.
+    """
+
+    def __init__(
+        self,
+        X,
+        Y,
+        noise: CategoricalNoise,
+        n_negatives: int,
+        device: str,
+        shared: bool = False,
+    ) -> None:
+        self.X = X
+        self.noise = noise
+        self.n_negatives = n_negatives
+        self.device = device
+        self.shared = shared
+        self.n_classes = Y.shape[1]
+        self.indptr = Y.indptr.astype(np.int64)
+        # a padding slot reads the sentinel after the last label
+        self.indices = np.append(Y.indices.astype(np.int64), 0)
+        # (row, label) pairs as sorted keys row * n_classes + label: a drawn label is a
+        # positive of its row when its key is among them
+        rows = np.repeat(np.arange(Y.shape[0], dtype=np.int64), np.diff(self.indptr))
+        self._keys = to_device(rows * self.n_classes + self.indices[:-1], device)
+
+    def __len__(self) -> int:
+        return self.X.shape[0]
+
+    def positives(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The positive labels of ``rows``, ``(n, P)`` padded with 0, and the ``(n, P)``
+        mask of the real ones (``P``: the largest set among them, at least 1)."""
+        first = self.indptr[rows]
+        counts = self.indptr[rows + 1] - first
+        width = max(int(counts.max(initial=0)), 1)
+        mask = np.arange(width) < counts[:, None]
+        slots = np.where(mask, first[:, None] + np.arange(width), len(self.indices) - 1)
+        return self.indices[slots], mask
+
+    def _not_positive(
+        self, negatives: torch.Tensor, rows: np.ndarray, positives: np.ndarray, counts: np.ndarray
+    ) -> torch.Tensor:
+        """``(n, K)``: True where a noise label is none of its row's positives.
+
+        On the CPU a compiled scan of each row's positives; on another device a sorted
+        search of the (row, label) keys, where the draws are.
+        """
+        if negatives.device.type == "cpu":
+            return torch.from_numpy(_outside(negatives.numpy(), positives, counts))
+        rows = to_device(rows, self.device)
+        return _outside_keys(self._keys, rows, negatives, self.n_classes)
+
+    def __call__(self, rows: np.ndarray, rng: np.random.Generator) -> Batch:
+        rows = np.asarray(rows, dtype=np.int64)
+        n, k = len(rows), self.n_negatives
+        positives, pos_mask = self.positives(rows)
+        generator = torch_generator(rng, self.noise.device)
+        negatives = self.noise.sample((k,) if self.shared else (n, k), generator=generator)
+        neg_log_noise = self.noise.log_prob(negatives)
+        if self.shared:
+            neg_log_noise = neg_log_noise.expand(n, k)
+        inputs = {
+            "x": rows_to_tensor(self.X, rows, self.device),
+            "labels": to_device(positives, self.device),
+            "negatives": negatives,
+        }
+        targets = {
+            "pos_mask": to_device(pos_mask, self.device),
+            "neg_log_noise": neg_log_noise,
+            "neg_mask": self._not_positive(negatives, rows, positives, pos_mask.sum(axis=1)),
+        }
+        return Batch(inputs, targets, size=n)
 
 
 class TargetSampler:
@@ -195,3 +263,34 @@ class TargetSampler:
             "noise_y": noise_y.to(self.device),
         }
         return Batch(inputs, {k: v.to(self.device) for k, v in targets.items()}, size=len(rows))
+
+
+@njit(cache=True)
+def _outside(negatives: np.ndarray, positives: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """``(n, K)``: whether each of row ``i``'s noise labels (``negatives[i]``, or the
+    shared ``(K,)`` set) is none of its first ``counts[i]`` ``positives[i]``."""
+    n = positives.shape[0]
+    k = negatives.shape[-1]
+    out = np.ones((n, k), dtype=np.bool_)
+    flat = negatives.reshape(-1, k)
+    for i in range(n):
+        drawn = flat[0] if flat.shape[0] == 1 else flat[i]
+        for j in range(k):
+            for p in range(counts[i]):
+                if positives[i, p] == drawn[j]:
+                    out[i, j] = False
+                    break
+    return out
+
+
+def _outside_keys(
+    keys: torch.Tensor, rows: torch.Tensor, negatives: torch.Tensor, n_classes: int
+) -> torch.Tensor:
+    """``(n, K)``: whether each noise label of row ``rows[i]`` (``negatives[i]``, or the
+    shared ``(K,)`` set) is none of its positives, given as the sorted ``keys``
+    ``row * n_classes + label`` of every (row, positive) pair."""
+    drawn = rows.unsqueeze(1) * n_classes + negatives
+    if not keys.numel():
+        return torch.ones_like(drawn, dtype=torch.bool)
+    found = torch.searchsorted(keys, drawn).clamp(max=keys.numel() - 1)
+    return keys[found] != drawn

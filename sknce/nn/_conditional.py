@@ -39,19 +39,35 @@ class BagEncoder(nn.Module):
     sparse_grad : bool, default=False
         Give ``W`` a sparse gradient (only the rows of the features present), for
         optimisers such as :class:`sknce.optim.LazyAdam`.
+    idf : array-like of shape (n_features,) or None, default=None
+        Inverse document frequencies of the features (e.g.
+        ``sknce._bags.smooth_idf`` of the training counts). With them, the bag's
+        weights are ``x_j = log(1 + count_j) * idf_j`` (sublinear tf-idf, the
+        ``"log1p-idf"`` bags of the document embedders, whose row normalisation
+        the mean makes moot), so rare words weigh more and repeats less.
 
     Attributes
     ----------
     weight : Parameter of shape (n_features, dim)
         ``W``, drawn uniformly from :math:`[-1/d, 1/d]` as fastText draws its
         input vectors.
+    idf : Tensor of shape (n_features,) or None
+        The features' idf, a buffer (saved with the module), or None.
     """
 
-    def __init__(self, n_features: int, dim: int, sparse_grad: bool = False) -> None:
+    def __init__(self, n_features: int, dim: int, sparse_grad: bool = False, idf=None) -> None:
         super().__init__()
         self.sparse_grad = bool(sparse_grad)
         self.weight = nn.Parameter(torch.empty(int(n_features), int(dim)))
         nn.init.uniform_(self.weight, -1.0 / dim, 1.0 / dim)
+        if idf is not None:
+            idf = torch.as_tensor(idf, dtype=torch.float32).reshape(-1)
+            if idf.shape != (int(n_features),):
+                raise ValueError(
+                    f"idf must hold one value per feature, shape ({int(n_features)},); "
+                    f"got shape {tuple(idf.shape)}."
+                )
+        self.register_buffer("idf", idf)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """:math:`h(x)` of a batch.
@@ -66,11 +82,15 @@ class BagEncoder(nn.Module):
         Tensor of shape (batch, dim)
         """
         if not x.is_sparse:
+            if self.idf is not None:
+                x = torch.log1p(x) * self.idf.to(x.dtype)
             total = x.abs().sum(dim=1, keepdim=True)
             return (x / torch.where(total > 0, total, 1.0)) @ self.weight
         x = x.coalesce()  # row-major order: each row's entries are contiguous
         rows = x.indices()[0]
         values = x.values()
+        if self.idf is not None:
+            values = torch.log1p(values) * self.idf.to(values.dtype)[x.indices()[1]]
         total = torch.zeros(x.shape[0], dtype=values.dtype, device=values.device)
         total.index_add_(0, rows, values.abs())
         total = torch.where(total > 0, total, 1.0)

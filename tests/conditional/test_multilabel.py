@@ -10,9 +10,8 @@ import torch.nn.functional as F
 from sklearn.preprocessing import MultiLabelBinarizer
 
 from sknce import ConditionalNCEClassifier
-from sknce.conditional._classifier import _indicator_pairs
-from sknce.conditional._sampler import LabelSampler
-from sknce.losses import one_vs_all_nce
+from sknce.conditional._sampler import LabelSetSampler, _outside, _outside_keys
+from sknce.losses import multilabel_one_vs_all, one_vs_all_nce
 from sknce.noise import CategoricalNoise
 
 FAST = dict(n_negatives=8, hidden_layer_sizes=(), embedding_dim=16, random_state=0)
@@ -72,35 +71,126 @@ def test_one_vs_all_nce_is_unbiased_over_the_noise(seed):
     assert expected == pytest.approx(truth, rel=1e-12)
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_multilabel_one_vs_all_is_the_pairs_loss_of_the_row(seed):
+    # A row's loss is one_vs_all_nce summed over its positives, each with the share
+    # 1/|P| of the negatives' term; padded positives add nothing.
+    gen = torch.Generator().manual_seed(seed)
+    pos = torch.randn(3, 4, generator=gen, dtype=torch.float64) * 3
+    neg = torch.randn(3, 6, generator=gen, dtype=torch.float64) * 3
+    neg[1, 2] = -torch.inf  # a masked negative
+    log_noise = torch.log(torch.rand(3, 6, generator=gen, dtype=torch.float64))
+    pos_mask = torch.tensor([[1, 1, 0, 0], [1, 1, 1, 1], [0, 0, 0, 0]], dtype=torch.bool)
+    weight = torch.tensor([0.5, 2.0, 1.5], dtype=torch.float64)
+    loss = multilabel_one_vs_all(
+        pos, neg, log_noise, pos_mask=pos_mask, sample_weight=weight, reduction="none"
+    )
+    for i in range(3):
+        m = int(pos_mask[i].sum())
+        if m == 0:  # an unlabelled row: its negatives' term alone
+            expected = float((torch.exp(-log_noise[i]) / 6 * F.softplus(neg[i])).sum())
+        else:
+            expected = float(
+                one_vs_all_nce(
+                    pos[i, :m],
+                    neg[i].expand(m, 6),
+                    log_noise[i].expand(m, 6),
+                    neg_weights=torch.full((m, 6), 1 / m, dtype=torch.float64),
+                    reduction="sum",
+                )
+            )
+        assert float(loss[i]) == pytest.approx(float(weight[i]) * expected, rel=1e-12)
+    assert float(multilabel_one_vs_all(pos, neg, log_noise, pos_mask=pos_mask)) == (
+        pytest.approx(float((loss / weight).mean()), rel=1e-12)
+    )
+
+
+def test_multilabel_one_vs_all_with_every_label_once_is_the_full_loss():
+    n_labels = 7
+    scores = torch.randn(n_labels, generator=torch.Generator().manual_seed(0)) * 3
+    positives = [1, 4, 5]
+    every = torch.arange(n_labels)
+    neg = scores[every].masked_fill(torch.isin(every, torch.tensor(positives)), -torch.inf)
+    loss = multilabel_one_vs_all(
+        scores[positives].reshape(1, -1),
+        neg.reshape(1, -1),
+        torch.full((1, n_labels), -np.log(n_labels)),
+        reduction="sum",
+    )
+    assert float(loss) == pytest.approx(_brute_force_ova(scores, set(positives)), rel=1e-6)
+
+
+def test_multilabel_one_vs_all_gradients_are_finite_at_masked_scores():
+    pos = torch.tensor([[2.0, 0.0]], requires_grad=True)
+    neg = torch.tensor([[1.0, -torch.inf]], requires_grad=True)
+    loss = multilabel_one_vs_all(
+        pos, neg, torch.zeros(1, 2), pos_mask=torch.tensor([[True, False]])
+    )
+    loss.backward()
+    assert torch.isfinite(pos.grad).all() and torch.isfinite(neg.grad).all()
+    assert float(pos.grad[0, 1]) == 0.0 and float(neg.grad[0, 1]) == 0.0
+
+
+def test_multilabel_one_vs_all_names_bad_shapes():
+    with pytest.raises(ValueError, match="batch, P"):
+        multilabel_one_vs_all(torch.zeros(3), torch.zeros(3, 2), torch.zeros(3, 2))
+    with pytest.raises(ValueError, match="batch size"):
+        multilabel_one_vs_all(torch.zeros(3, 1), torch.zeros(2, 2), torch.zeros(2, 2))
+
+
+def _sampler(Y, shared, n_negatives=20):
+    return LabelSetSampler(
+        sp.csr_matrix(np.arange(Y.shape[0] * 2, dtype=np.float32).reshape(-1, 2)),
+        Y,
+        CategoricalNoise(np.full(Y.shape[1], 1 / Y.shape[1])),
+        n_negatives,
+        "cpu",
+        shared=shared,
+    )
+
+
 @pytest.mark.parametrize("shared", [False, True])
-def test_sampler_masks_every_positive_of_the_row_and_nothing_else(shared):
+def test_sampler_excludes_every_positive_of_the_row_from_its_noise_and_nothing_else(shared):
     rng = np.random.default_rng(0)
     Y = sp.csr_matrix((rng.random((50, 6)) < 0.5).astype(np.int8))
-    anchors, labels, positives = _indicator_pairs(Y)
-    sampler = LabelSampler(
-        np.zeros((50, 2), dtype=np.float32),
-        torch.as_tensor(labels),
-        CategoricalNoise(np.full(6, 1 / 6)),
-        n_negatives=20,
-        n_norm_samples=0,
-        remove_hits=False,
-        device="cpu",
-        shared=shared,
-        anchors=anchors,
-        positives=positives,
-    )
-    assert len(sampler) == Y.nnz
+    Y[7] = 0  # an unlabelled row
+    Y.eliminate_zeros()
+    sampler = _sampler(Y, shared)
+    assert len(sampler) == 50  # one example per row
     dense = Y.toarray().astype(bool)
     for _ in range(5):
-        rows = rng.permutation(len(sampler))[:32]
+        rows = np.append(rng.permutation(50)[:31], 7)
         batch = sampler(rows, rng)
         negatives = batch.inputs["negatives"]
         negatives = negatives.expand(32, -1) if shared else negatives
-        is_positive = dense[anchors[rows][:, None], negatives.numpy()]
+        is_positive = dense[rows[:, None], negatives.numpy()]
         np.testing.assert_array_equal(batch.targets.neg_mask.numpy(), ~is_positive)
-        share = 1 / dense[anchors[rows]].sum(axis=1)
-        np.testing.assert_allclose(batch.targets.neg_weights[:, 0].numpy(), share, rtol=1e-6)
-        assert batch.inputs["labels"].tolist() == labels[rows].tolist()
+        # the positives of each row, padded to the batch's largest set
+        labels = batch.inputs["labels"].numpy()
+        mask = batch.targets.pos_mask.numpy()
+        for i, row in enumerate(rows):
+            assert sorted(labels[i, mask[i]]) == list(np.flatnonzero(dense[row]))
+        assert mask.shape[1] == max(dense[rows].sum(axis=1).max(), 1)
+        np.testing.assert_array_equal(batch.inputs["x"].to_dense()[:, 1].numpy(), 2 * rows + 1)
+        # the sorted search of the other devices agrees with the compiled scan
+        keys = torch.as_tensor(np.flatnonzero(dense.ravel()))
+        np.testing.assert_array_equal(
+            _outside_keys(keys, torch.as_tensor(rows), batch.inputs["negatives"], 6).numpy(),
+            ~is_positive,
+        )
+
+
+def test_the_positives_scan_and_search_agree_with_brute_force_at_the_edges():
+    rng = np.random.default_rng(1)
+    # no positive at all: nothing is excluded
+    empty = _outside(rng.integers(0, 5, (4, 3)), np.zeros((4, 1), np.int64), np.zeros(4, np.int64))
+    assert empty.all()
+    assert _outside_keys(
+        torch.empty(0, dtype=torch.int64), torch.arange(4), torch.zeros(4, 3, dtype=torch.int64), 5
+    ).all()
+    # every label positive: everything is excluded
+    every = np.tile(np.arange(5), (4, 1))
+    assert not _outside(rng.integers(0, 5, (4, 3)), every, np.full(4, 5)).any()
 
 
 def _planted(n=600, n_labels=20, seed=0):
