@@ -39,16 +39,14 @@ __all__ = [
 ]
 
 #: The compiled regime: width of h(x) and of the label embeddings; Adagrad's rate of
-#: ``lr="auto"``, decaying linearly over the fit to ``END_LR`` times it; noise labels
-#: per row, ``N_NEGATIVES`` up to ``FEW_LABELS`` labels and growing as the square root
-#: of the label count above, up to ``MAX_NEGATIVES``; rows per batch; ``max_epochs``
-#: of ``"auto"``, about ``ROW_UPDATES`` row updates within ``EPOCH_RANGE``.
+#: ``lr="auto"`` (decaying linearly over the fit, as in fastText's regime); noise labels
+#: per row, one per ``LABELS_PER_NEGATIVE`` labels within ``NEGATIVES_RANGE``; rows per
+#: batch; ``max_epochs`` of ``"auto"``, about ``ROW_UPDATES`` row updates within
+#: ``EPOCH_RANGE``.
 DIM = 64
 LR = 0.2
-END_LR = 1e-4
-N_NEGATIVES = 64
-FEW_LABELS = 1000
-MAX_NEGATIVES = 256
+LABELS_PER_NEGATIVE = 32
+NEGATIVES_RANGE = (64, 256)
 BATCH = 2048
 ROW_UPDATES = 100_000
 EPOCH_RANGE = (5, 20)
@@ -115,8 +113,7 @@ def _is_counts(X) -> bool:
 
 def auto_negatives(n_labels: int) -> int:
     """``n_negatives="auto"`` of the compiled regime for ``n_labels`` labels."""
-    grown = N_NEGATIVES * np.sqrt(max(n_labels, 1) / FEW_LABELS)
-    return int(np.clip(round(grown), N_NEGATIVES, MAX_NEGATIVES))
+    return int(np.clip(round(n_labels / LABELS_PER_NEGATIVE), *NEGATIVES_RANGE))
 
 
 def resolve_plan(estimator, X, Y: sp.csr_matrix) -> MultilabelPlan:
