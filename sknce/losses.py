@@ -370,6 +370,17 @@ def multilabel_one_vs_all(
             "Expected positive scores of shape (batch, P) and negative scores of shape "
             f"(batch, K); got {tuple(pos_scores.shape)} and {tuple(neg_scores.shape)}."
         )
+    if neg_log_noise is None or neg_log_noise.shape != neg_scores.shape:
+        shape = None if neg_log_noise is None else tuple(neg_log_noise.shape)
+        raise ValueError(
+            f"neg_log_noise must give log p_N of every sampled label, shape "
+            f"{tuple(neg_scores.shape)} as the negative scores; got {shape}."
+        )
+    if pos_mask is not None and pos_mask.shape != pos_scores.shape:
+        raise ValueError(
+            f"pos_mask must have the shape of the positive scores, "
+            f"{tuple(pos_scores.shape)}; got {tuple(pos_mask.shape)}."
+        )
     if pos_scores.shape[0] != neg_scores.shape[0]:
         raise ValueError(
             f"Positive and negative scores disagree on the batch size: "

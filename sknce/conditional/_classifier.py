@@ -195,6 +195,12 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
     2018, Figure 1). Prediction is exact: probabilities are normalised over all of
     ``classes_``, computed in chunks of labels so that memory stays bounded.
 
+    A label-indicator ``y`` (multi-label) gives each label its own probability
+    :math:`\sigma(s(x, y))`, trained by the sampled one-vs-all loss over rows; on a
+    sparse ``X`` its ``"auto"`` settings are those of extreme multi-label
+    classification (tf-idf-weighted bags, per-row Adagrad by a compiled step, early
+    stopping on the held-out rows' precision), see :ref:`multilabel`.
+
     Read more in the :ref:`User Guide <conditional>`.
 
     Parameters
@@ -366,14 +372,15 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         ``validation_fraction`` of the data, with fixed negatives) has not improved
         by more than 0.1% for ``patience`` epochs, and restore the best weights. With
         ``init="prior"`` the untrained model counts as epoch 0. A stream of chunks
-        holds out its last chunk; ``partial_fit`` holds out nothing.
+        holds out its last chunk; ``partial_fit`` holds out nothing. Multi-label:
+        rows are held out, and the monitor is their precision (see :ref:`multilabel`).
     validation_fraction : float, default=0.1
         Share of the training examples held out for early stopping.
     patience : int, default=5
         Epochs without improvement of the validation loss before training stops.
     n_jobs : int or None, default=None
-        Threads of the compiled step (the bag encoder trained by SGD on the CPU):
-        ``None`` means 1, ``-1`` all the cores. With more than one the threads update
+        Threads of the compiled steps (the bag encoder trained by SGD, or by Adagrad
+        for a label-indicator ``y``, on the CPU): ``None`` means 1, ``-1`` all the cores. With more than one the threads update
         shared rows without locks (Hogwild, as fastText's), and a fit is no longer
         bit-reproducible.
     accelerator : accelerate.Accelerator or None, default=None

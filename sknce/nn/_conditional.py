@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -61,11 +62,16 @@ class BagEncoder(nn.Module):
         self.weight = nn.Parameter(torch.empty(int(n_features), int(dim)))
         nn.init.uniform_(self.weight, -1.0 / dim, 1.0 / dim)
         if idf is not None:
-            idf = torch.as_tensor(idf, dtype=torch.float32).reshape(-1)
+            idf = torch.as_tensor(np.asarray(idf, dtype=np.float64), dtype=torch.float32)
             if idf.shape != (int(n_features),):
                 raise ValueError(
                     f"idf must hold one value per feature, shape ({int(n_features)},); "
                     f"got shape {tuple(idf.shape)}."
+                )
+            if not bool(torch.isfinite(idf).all()) or bool((idf < 0).any()):
+                raise ValueError(
+                    "idf must be finite and non-negative (e.g. sknce._bags.smooth_idf of "
+                    "the training counts)."
                 )
         self.register_buffer("idf", idf)
 
