@@ -13,7 +13,7 @@ from skorch.callbacks import Callback
 
 from sknce._base import BaseNCE, common_params
 from sknce._callbacks import ChanceAwareEarlyStopping
-from sknce._compat import _fit_context, check_is_fitted, validate_data
+from sknce._compat import check_is_fitted, validate_data
 from sknce._data import Batch, SampledDataset, as_csr_or_dense, rows_to_tensor
 from sknce._engine import NCENet, prefetched, resolve_device
 from sknce._random import Seeds, seeded_init, torch_generator
@@ -87,20 +87,24 @@ class ToyNCEClassifier(BaseNCE):
     ):
         super().__init__(**common_params(locals()))
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
-        with self._fitting():
-            X, y = validate_data(self, X, y, accept_sparse="csr")
-            self._check_training_params()
-            self.classes_, y_enc = np.unique(y, return_inverse=True)
-            n_classes = len(self.classes_)
-            sampler = _ToySampler(as_csr_or_dense(X), y_enc, n_classes)
+    # the hooks of the fit skeleton
+    def _validate_fit_data(self, X, y, *, reset, partial):
+        return validate_data(self, X, y, accept_sparse="csr", reset=reset)
 
-            def build(device):
-                return _ToyScorer(X.shape[1], n_classes), RankingNCELoss()
+    def _start_fit(self, data, seeds):
+        self.classes_ = np.unique(data[1])
+        return data
 
-            self._train(SampledDataset(sampler), build)
-        return self
+    def _make_dataset(self, data, device):
+        X, y = data
+        y_enc = np.searchsorted(self.classes_, y)
+        return SampledDataset(_ToySampler(as_csr_or_dense(X), y_enc, len(self.classes_)))
+
+    def _make_module(self, data, seeds):
+        return _ToyScorer(self.n_features_in_, len(self.classes_))
+
+    def _make_objective(self):
+        return RankingNCELoss()
 
     def predict(self, X):
         check_is_fitted(self)
