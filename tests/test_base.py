@@ -286,6 +286,46 @@ def test_net_class_is_nce_net(blobs):
     assert isinstance(ToyNCEClassifier(max_epochs=1).fit(X, y).net_, NCENet)
 
 
+def test_an_estimator_on_the_base_takes_sample_weight_as_scikit_learn_sees_it(blobs):
+    """The base's fit declares sample_weight: a new estimator weighs without a wrapper."""
+    from sklearn.utils.validation import has_fit_parameter
+
+    X, y = blobs
+    assert has_fit_parameter(ToyNCEClassifier(), "sample_weight")
+    plain = ToyNCEClassifier(random_state=0, max_epochs=2).fit(X, y)
+    weights = np.where(y == 0, 5.0, 1.0)
+    weighted = ToyNCEClassifier(random_state=0, max_epochs=2).fit(X, y, sample_weight=weights)
+    assert not _same_weights(plain, weighted)
+    uniform = ToyNCEClassifier(random_state=0, max_epochs=2).fit(X, y, sample_weight=3 * y**0)
+    assert _same_weights(plain, uniform)  # equal weights are the unweighted objective
+
+
+def test_the_skeleton_decides_continuation_seeds_and_device_once_per_fit(blobs, monkeypatch):
+    X, y = blobs
+    calls = {"_continues": 0, "_new_seeds": 0, "_resolve_device": 0}
+    for name in calls:
+        original = getattr(BaseNCE, name)
+
+        def counted(self, *args, _original=original, _name=name):
+            calls[_name] += 1
+            return _original(self, *args)
+
+        monkeypatch.setattr(BaseNCE, name, counted)
+    estimator = ToyNCEClassifier(random_state=0, max_epochs=1).fit(X, y)
+    assert calls == {"_continues": 1, "_new_seeds": 1, "_resolve_device": 1}
+    estimator.partial_fit(X, y)  # continues: the net's seeds and device
+    assert calls == {"_continues": 2, "_new_seeds": 1, "_resolve_device": 1}
+
+
+@pytest.mark.parametrize("param", ["max_epochs", "batch_size", "patience"])
+def test_a_count_given_as_a_bool_is_a_clear_error(blobs, param):
+    X, y = blobs
+    estimator = ToyNCEClassifier(**{param: True})
+    with pytest.raises(TypeError, match=f"{param} must be an int, got True"):
+        estimator.fit(X, y)
+    assert not hasattr(estimator, "net_")
+
+
 @pytest.mark.parametrize(
     ("chance", "stop_epoch", "best_epoch"),
     # Losses 0.70, 0.695, 0.69, 0.691, 0.692 sit at chance (log 2 = 0.693); 0.5 beats it.
