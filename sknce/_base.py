@@ -495,14 +495,8 @@ class BaseNCE(BaseEstimator):
     def partial_fit(self, X, y=None, sample_weight=None, **options):
         """One pass of training over ``X``, continuing the fitted network.
 
-        Parameters
-        ----------
-        X, y
-            The training data; see the estimator's docstring.
-        sample_weight : array-like of shape (n_samples,) or None, default=None
-            Weight of each example, scaled to mean 1. ``None``: 1.
-        **options
-            The estimator's own options of a fit (e.g. a classifier's ``classes``).
+        It takes the arguments of :meth:`fit`; ``**options`` are the estimator's own
+        (e.g. a classifier's ``classes``).
 
         Returns
         -------
