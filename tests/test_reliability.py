@@ -188,8 +188,11 @@ def test_inputs_beyond_float32_arithmetic_are_rejected_at_fit_naming_float32(nam
 
 
 def _inference(estimator) -> list[str]:
-    """The inference methods of ``estimator`` that take X alone."""
-    return [m for m in ("transform", "predict", "predict_log_proba") if hasattr(estimator, m)]
+    """The inference methods of ``estimator`` that take X alone: the usual ones, and the
+    output its registry entry compares (e.g. a density's ``score_samples``)."""
+    methods = ["transform", "predict", "predict_log_proba"]
+    methods.append(REGISTRY[type(estimator).__name__].output)
+    return [m for m in dict.fromkeys(methods) if hasattr(estimator, m)]
 
 
 @pytest.mark.filterwarnings(AT_CHANCE)
