@@ -167,8 +167,8 @@ def parts_of(name: str) -> dict[str, str]:
             estimator.set_params(max_epochs=1)
         X, y = _small_data(estimator, sparse=form == "sparse")
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            estimator.fit(X) if y is None else estimator.fit(X, y)
+            warnings.simplefilter("ignore")  # one epoch on small data: a fit, not a model
+            estimator.fit(*([X] if y is None else [X, y]))
         net = estimator.net_
         criterion = net.criterion_
         objective = type(criterion).__name__
