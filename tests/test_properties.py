@@ -493,10 +493,11 @@ def _inference_methods(name) -> list[str]:
 
 
 def _call(estimator, method, X, y):
-    if method in ("score", "score_samples") and y is not None:
+    takes_y = REGISTRY[type(estimator).__name__].takes_y
+    if method in ("score", "score_samples") and takes_y and y is not None:
         return getattr(estimator, method)(X, y)
-    if method == "score":
-        return estimator.score(X)
+    if method in ("score", "score_samples"):
+        return getattr(estimator, method)(X)
     if method == "predict_topk":
         return estimator.predict_topk(X, 2)
     return getattr(estimator, method)(X)
