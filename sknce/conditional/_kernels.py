@@ -63,6 +63,20 @@ def _bag_mean(w_in, indices, data, start, stop, h, typed) -> float:
 
 
 @njit(nogil=True, cache=True, fastmath=True, error_model="numpy")
+def _adagrad_step(v, sums, scale, direction, lr, eps, typed) -> None:
+    """torch's Adagrad step of row ``v`` for the gradient ``scale * direction``:
+    ``sums += g * g``, ``v -= lr * g / (sqrt(sums) + eps)``, in the tables' dtype."""
+    typed[0] = lr
+    rate = typed[0]
+    typed[0] = eps
+    tiny = typed[0]
+    for k in range(v.shape[0]):
+        gk = scale * direction[k]
+        sums[k] += gk * gk
+        v[k] -= rate * gk / (np.sqrt(sums[k]) + tiny)
+
+
+@njit(nogil=True, cache=True, fastmath=True, error_model="numpy")
 def _move_label_row(v, h, grad, coef, lr, sums, eps, typed) -> None:
     """Add ``coef * v`` to the hidden gradient ``grad``, then move label row ``v`` by
     its gradient ``coef * h``: plain SGD at ``lr``, or Adagrad's step when ``sums`` (the
@@ -76,15 +90,9 @@ def _move_label_row(v, h, grad, coef, lr, sums, eps, typed) -> None:
             grad[k] += g * v[k]
             v[k] -= step * h[k]
         return
-    typed[0] = lr
-    rate = typed[0]
-    typed[0] = eps
-    tiny = typed[0]
     for k in range(h.shape[0]):
         grad[k] += g * v[k]
-        gk = g * h[k]
-        sums[k] += gk * gk
-        v[k] -= rate * gk / (np.sqrt(sums[k]) + tiny)
+    _adagrad_step(v, sums, g, h, lr, eps, typed)
 
 
 @njit(nogil=True, cache=True, fastmath=True, error_model="numpy")
@@ -113,19 +121,9 @@ def _move_bag_rows(w_in, indices, data, start, stop, inv, lr, grad, sums, eps, t
             for k in range(grad.shape[0]):
                 row[k] -= step * grad[k]
         return
-    typed[0] = lr
-    rate = typed[0]
-    typed[0] = eps
-    tiny = typed[0]
     for r in range(start, stop):
-        row = w_in[indices[r]]
-        row_sums = sums[indices[r]]
         typed[0] = data[r] * inv
-        share = typed[0]
-        for k in range(grad.shape[0]):
-            gk = share * grad[k]
-            row_sums[k] += gk * gk
-            row[k] -= rate * gk / (np.sqrt(row_sums[k]) + tiny)
+        _adagrad_step(w_in[indices[r]], sums[indices[r]], typed[0], grad, lr, eps, typed)
 
 
 @njit(nogil=True, cache=True, fastmath=True, error_model="numpy")
@@ -141,6 +139,15 @@ def _label_score(h, w_label, b_label, target, zero):
 
 
 @njit(nogil=True, cache=True, fastmath=True)
+def _slot(rows, n_rows, target) -> int:
+    """The index of ``target`` among ``rows[:n_rows]`` (distinct), or ``n_rows``."""
+    for t in range(n_rows):
+        if rows[t] == target:
+            return t
+    return n_rows
+
+
+@njit(nogil=True, cache=True, fastmath=True)
 def _gather(rows, coefs, n_rows, target, coef, distinct, slot_of) -> int:
     """Add ``coef`` to label row ``target``'s slot among ``rows[:n_rows]`` (a new slot
     unless it is there); return the number of slots.
@@ -149,16 +156,11 @@ def _gather(rows, coefs, n_rows, target, coef, distinct, slot_of) -> int:
     not empty, else by a search of ``rows`` unless ``distinct`` (the labels are known
     distinct).
     """
-    slot = n_rows
     if slot_of.shape[0] > 0:
-        if slot_of[target] >= 0:
-            slot = slot_of[target]
-        else:
-            slot_of[target] = slot
-    elif not distinct:
-        for t in range(n_rows):
-            if rows[t] == target:
-                slot = t
+        slot = slot_of[target] if slot_of[target] >= 0 else n_rows
+        slot_of[target] = slot
+    else:
+        slot = n_rows if distinct else _slot(rows, n_rows, target)
     if slot == n_rows:
         rows[slot] = target
         coefs[slot] = 0.0
@@ -168,33 +170,20 @@ def _gather(rows, coefs, n_rows, target, coef, distinct, slot_of) -> int:
 
 
 @njit(nogil=True, cache=True, fastmath=True, error_model="numpy")
-def _update_rows(
-    w_in,
-    w_label,
-    b_label,
-    sums,
-    indices,
-    data,
-    start,
-    stop,
-    inv,
-    h,
-    grad,
-    rows,
-    coefs,
-    n_rows,
-    lr,
-    eps,
-    typed,
-) -> None:
+def _update_rows(tables, sums, bag, h, grad, update, lr, eps, typed) -> None:
     """The update of one example: label rows ``rows[:n_rows]`` by their loss gradients
     ``coefs[t] * h`` (each read for the hidden gradient before it moves), their
     biases by ``coefs[t]``, then the bag's feature rows by the hidden gradient.
 
-    ``sums``: the Adagrad sums of squared gradients of ``(w_in, w_label, b_label)``,
-    updated, or three empty arrays for plain SGD.
+    ``tables``: ``(w_in, w_label, b_label)``; ``sums``: their Adagrad sums of squared
+    gradients, updated, or three empty arrays for plain SGD; ``bag``: ``(indices,
+    data, start, stop, inv)`` of the example's bag (:func:`_bag_mean`); ``update``:
+    ``(rows, coefs, n_rows)`` (:func:`_gather`).
     """
+    w_in, w_label, b_label = tables
     sums_in, sums_label, sums_bias = sums
+    indices, data, start, stop, inv = bag
+    rows, coefs, n_rows = update
     for k in range(grad.shape[0]):
         grad[k] = 0.0
     for t in range(n_rows):
@@ -269,6 +258,7 @@ def sgd_bag_ranking(
     # precision and vectorise; bookkeeping (softmax, loss) stays in float64.
     typed = np.zeros_like(w_in[0, :1])
     zero = typed[0]
+    tables = (w_in, w_label, b_label)
     sgd = (w_in[:0], w_label[:0], typed[:0])  # plain SGD: no sums of squared gradients
     scores = np.empty(n_targets, dtype=np.float64)
     targets = np.empty(n_targets, dtype=np.int64)
@@ -306,25 +296,8 @@ def sgd_bag_ranking(
         for j in range(n_scored):
             g = weight * (exps[j] / norm - (1.0 if j == 0 else 0.0))
             n_rows = _gather(rows, coefs, n_rows, targets[j], g, distinct, no_slots)
-        _update_rows(
-            w_in,
-            w_label,
-            b_label,
-            sgd,
-            indices,
-            data,
-            start,
-            stop,
-            inv,
-            h,
-            grad,
-            rows,
-            coefs,
-            n_rows,
-            lr,
-            0.0,
-            typed,
-        )
+        bag = (indices, data, start, stop, inv)
+        _update_rows(tables, sgd, bag, h, grad, (rows, coefs, n_rows), lr, 0.0, typed)
     return total_loss
 
 
@@ -411,6 +384,7 @@ def adagrad_bag_one_vs_all(
     zero = typed[0]
     rows = np.empty(n_targets, dtype=np.int64)
     coefs = np.empty(n_targets, dtype=np.float64)
+    tables = (w_in, w_label, b_label)
     sums = (sums_in, sums_label, sums_bias)
     # a label drawn twice is one row of the update: each label's slot, found in O(1)
     slot_of = np.full(w_label.shape[0], -1, dtype=np.int64)
@@ -438,25 +412,8 @@ def adagrad_bag_one_vs_all(
                 loss, sigmoid = _logistic(s)
                 total_loss += c * loss
                 n_rows = _gather(rows, coefs, n_rows, target, c * sigmoid, False, slot_of)
-        _update_rows(
-            w_in,
-            w_label,
-            b_label,
-            sums,
-            indices,
-            data,
-            start,
-            stop,
-            inv,
-            h,
-            grad,
-            rows,
-            coefs,
-            n_rows,
-            lr,
-            eps,
-            typed,
-        )
+        bag = (indices, data, start, stop, inv)
+        _update_rows(tables, sums, bag, h, grad, (rows, coefs, n_rows), lr, eps, typed)
         for t in range(n_rows):
             slot_of[rows[t]] = -1
     return total_loss

@@ -163,10 +163,9 @@ class LabelSetSampler:
         shared: bool = False,
     ) -> None:
         self.X = X
-        self.noise = noise
-        self.n_negatives = n_negatives
         self.device = device
-        self.shared = shared
+        # each row's noise: K draws of its own, or one set of K shared by the batch
+        self.noise, self.n_negatives, self.shared = noise, n_negatives, shared
         self.n_classes = Y.shape[1]
         self.indptr = Y.indptr.astype(np.int64)
         # a padding slot reads the sentinel after the last label
