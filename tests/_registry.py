@@ -9,7 +9,8 @@ has no entry here or a consumer leaves one out.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import os
+from dataclasses import dataclass, field, replace
 
 #: Kinds of data that carry no targets: ``fit(X)``.
 UNSUPERVISED = ("counts", "tokens")
@@ -139,3 +140,26 @@ REGISTRY: dict[str, Entry] = {
         distributed=dict(n_components=8, n_negatives=4, max_epochs=6),
     ),
 }
+
+
+# --- the device of the registry's fits --------------------------------------------------
+#: Where every fit of the registry's settings trains: ``pytest --device`` (tests/conftest.py
+#: checks it and sets this variable; ``cpu`` without it).
+DEVICE = os.environ.get("SKNCE_TEST_DEVICE", "cpu")
+
+
+def _on_device(entry: Entry) -> Entry:
+    """``entry`` with ``device=DEVICE`` in its single-process settings.
+
+    The 2-process test's settings stay as they are: its processes take their device
+    from the accelerator.
+    """
+    return replace(
+        entry,
+        params={**entry.params, "device": DEVICE},
+        tiny={**entry.tiny, "device": DEVICE},
+        streaming=None if entry.streaming is None else {**entry.streaming, "device": DEVICE},
+    )
+
+
+REGISTRY = {name: _on_device(entry) for name, entry in REGISTRY.items()}

@@ -1,0 +1,100 @@
+"""Every estimator trains, continues and exports where ``pytest --device`` says.
+
+The registry's settings carry the suite's device (``tests/_registry.py``, set by
+``--device`` in ``tests/conftest.py``); on the CPU these tests guard the switch itself,
+and ``benchmarks/gpu_check.py`` runs them with ``--device cuda`` on a GPU.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from _registry import DEVICE
+from test_common import ESTIMATORS, REGISTRY, TINY_FITS, _data
+
+from sknce.export import to_torch_module, word_ids
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _on(device: torch.device) -> bool:
+    """Whether ``device`` is the suite's (``cuda`` matches any index, as torch places it)."""
+    wanted = torch.device(DEVICE)
+    return device.type == wanted.type and wanted.index in (None, device.index)
+
+
+def _devices(module: torch.nn.Module) -> set[torch.device]:
+    return {t.device for t in (*module.parameters(), *module.buffers())}
+
+
+def test_every_setting_of_the_registry_names_the_suite_device():
+    for name, entry in REGISTRY.items():
+        for settings in (entry.params, entry.tiny, entry.streaming or {"device": DEVICE}):
+            assert settings["device"] == DEVICE, name
+
+
+@TINY_FITS
+@pytest.mark.filterwarnings(r"ignore:\d+ document\(s\) with fewer than 2 tokens:UserWarning")
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_a_fit_trains_continues_and_exports_from_the_suite_device(name):
+    entry = REGISTRY[name]
+    X, y = _data(entry.data)
+    estimator = entry.fit(ESTIMATORS[name](**entry.params), X, y)
+    devices = _devices(estimator.net_.module_)
+    assert devices and all(_on(d) for d in devices), devices
+    # what sknce.export exports for the estimator, else predict (the regressor)
+    method = next(m for m in ("transform", "predict_proba", "predict") if hasattr(estimator, m))
+    before = getattr(estimator, method)(X)
+    assert np.all(np.isfinite(before))
+
+    epochs = estimator.n_iter_
+    entry.partial_fit(estimator, X, y)
+    assert estimator.n_iter_ == epochs + 1
+    assert all(_on(d) for d in _devices(estimator.net_.module_))
+    expected = getattr(estimator, method)(X)
+    assert not np.allclose(expected, before)  # the extra pass trained the network
+
+    try:
+        module = to_torch_module(estimator, method)
+    except TypeError as error:  # the regressor's density is not exported
+        pytest.skip(f"sknce.export: {error}")
+    inputs = (
+        word_ids(estimator, X)
+        if entry.data == "tokens"
+        else torch.as_tensor(np.asarray(X, dtype=np.float32))
+    )
+    assert {d.type for d in _devices(module)} == {"cpu"}
+    np.testing.assert_allclose(module(inputs).numpy(), expected, rtol=1e-4, atol=1e-5)
+
+
+def _collect(*options: str) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only"]
+    env = {k: v for k, v in os.environ.items() if k != "SKNCE_TEST_DEVICE"}
+    return subprocess.run(
+        [*command, "-q", *options, "tests/test_device.py"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+    )
+
+
+@pytest.mark.parametrize("device", ["cuda:x", "meta"])
+def test_a_device_pytest_cannot_train_on_is_a_usage_error(device):
+    result = _collect("--device", device)
+    assert result.returncode == pytest.ExitCode.USAGE_ERROR
+    assert "--device takes cpu, cuda or cuda:N" in result.stderr
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the machine has a CUDA device")
+def test_cuda_without_a_gpu_is_a_usage_error_naming_the_fix():
+    result = _collect("--device", "cuda")
+    assert result.returncode == pytest.ExitCode.USAGE_ERROR
+    assert "torch sees 0 CUDA device(s)" in result.stderr
+    assert "leave --device out" in result.stderr
