@@ -279,7 +279,11 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         ``int(adversarial_warmup * k) == int(adversarial_warmup * (k + m))`` (e.g.
         ``adversarial_warmup=0``).
     device : {"cpu", "cuda", "auto"} or str, default="cpu"
-        Where the networks train; ``"auto"`` takes a GPU when one is present.
+        Where the networks train; ``"auto"`` takes a GPU when one is present. The
+        compiled kernel runs on the CPU only: on a GPU (``"cuda"``, or ``"auto"``
+        with a GPU present) both networks train by autograd, one step per batch, the
+        path the CPU takes for any other optimizer. How the two compare is measured
+        by ``benchmarks/gpu_check.py`` (:ref:`gpu-check`).
     random_state : int, RandomState instance or None, default=None
         Seeds the initial vectors, subsampling, windows and negatives.
     verbose : int, default=0
