@@ -332,6 +332,20 @@ def _renamed(figures: dict, metric: str) -> dict:
     return {**out, "fit_s": figures["fit s"], "metric": metric, "quality": figures[metric]}
 
 
+def _fold_rows(
+    plan: Plan, family: str, estimator: type, evaluate, method: str, task, split, metric
+):
+    """sknce's rows of a fold benchmark: ``evaluate``'s row of the fold, on each side."""
+    settings = {"max_epochs": 2} if plan.dry else {}
+    for side, device in _sides(plan):
+
+        def make(seed, device=device):
+            return estimator(random_state=seed, device=device, **settings)
+
+        run = partial(evaluate, task.name, method, make, split, 0)
+        yield measure(family, method, side, device, lambda run=run: _renamed(run(), metric))
+
+
 def regressor(plan: Plan) -> Iterator[dict | str]:
     """ConditionalNCERegressor at its defaults on the Lee pair similarities (first fold)."""
     from bench_real_regression import DEFAULTS, evaluate
@@ -340,18 +354,13 @@ def regressor(plan: Plan) -> Iterator[dict | str]:
 
     task = lee_similarity()
     split = _first_fold(task, plan.dry, 150, 50)
-    settings = {"max_epochs": 2} if plan.dry else {}
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(100, 3)), rng.normal(size=100)
     yield _warm_up(plan, lambda d: ConditionalNCERegressor(max_epochs=1, device=d).fit(X, y))
     yield f"{task.name}: {len(split.y_train)} training, {len(split.y_test)} test pairs"
-    for side, device in _sides(plan):
-
-        def make(seed, device=device):
-            return ConditionalNCERegressor(random_state=seed, device=device, **settings)
-
-        run = partial(evaluate, task.name, DEFAULTS, make, split, 0)
-        yield measure("regressor", DEFAULTS, side, device, lambda run=run: _renamed(run(), "NLL"))
+    yield from _fold_rows(
+        plan, "regressor", ConditionalNCERegressor, evaluate, DEFAULTS, task, split, "NLL"
+    )
 
 
 def latent(plan: Plan) -> Iterator[dict | str]:
@@ -362,20 +371,13 @@ def latent(plan: Plan) -> Iterator[dict | str]:
 
     task = latent_task("digits")
     split = _first_fold(task, plan.dry, 300, 100)
-    settings = {"max_epochs": 2} if plan.dry else {}
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(60, 4)), np.repeat(np.arange(6), 10)
     yield _warm_up(plan, lambda d: LatentClassNCEEmbedder(max_epochs=1, device=d).fit(X, y))
     yield f"{task.name}: {len(split.y_train)} training, {len(split.y_test)} test points"
-    for side, device in _sides(plan):
-
-        def make(seed, device=device):
-            return LatentClassNCEEmbedder(random_state=seed, device=device, **settings)
-
-        run = partial(evaluate, task.name, DEFAULTS, make, split, 0)
-        yield measure(
-            "latent", DEFAULTS, side, device, lambda run=run: _renamed(run(), "probe acc")
-        )
+    yield from _fold_rows(
+        plan, "latent", LatentClassNCEEmbedder, evaluate, DEFAULTS, task, split, "probe acc"
+    )
 
 
 #: The families, in the order a run measures them.
