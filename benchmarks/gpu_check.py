@@ -66,10 +66,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-
 from _gpu_results import Results
 from gpu_wheels import check_wheels, install
+
+ROOT = Path(__file__).resolve().parents[1]
 
 #: The run's budget in seconds: under 8 minutes with the set-up, and a dry run's.
 BUDGET_S, DRY_BUDGET_S = 450.0, 120.0
@@ -221,7 +221,7 @@ STEPS = (
     Step("device", 45, 30, check_device, required=True),
     Step("data", 45, 60, load_data, required=True),
     Step("tests-cuda", 60, 60, pytest_step(CUDA_TESTS, on_device=False)),
-    Step("words", 90, 60, family_step("words")),
+    Step("words", 120, 60, family_step("words")),
     Step("classifier", 80, 60, family_step("classifier")),
     Step("documents", 60, 60, family_step("documents")),
     Step("multilabel", 50, 60, family_step("multilabel")),
@@ -400,6 +400,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     args = parser.parse_args(argv)
     args.device = args.device or ("cpu" if args.dry_run else "cuda")
+    if not re.fullmatch(r"cpu|cuda(:\d+)?", args.device):
+        parser.error(f"--device takes cpu, cuda or cuda:N; got {args.device!r}")
     args.steps = [s.name for s in STEPS if s.required or s.name in (args.only or OPTIONAL)]
     if args.budget is None:
         args.budget = DRY_BUDGET_S if args.dry_run else BUDGET_S

@@ -83,6 +83,7 @@ def test_a_budget_too_small_runs_nothing_and_says_so(tmp_path):
         (["--budget", "0"], "--budget must exceed 5 seconds"),
         (["--budget", "nan"], "--budget must exceed 5 seconds"),
         (["--only", "everything"], "invalid choice: 'everything'"),
+        (["--device", "tpu"], "--device takes cpu, cuda or cuda:N; got 'tpu'"),
         ([], "the following arguments are required: --out"),
     ],
 )

@@ -282,8 +282,10 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         Where the networks train; ``"auto"`` takes a GPU when one is present. The
         compiled kernel runs on the CPU only: on a GPU (``"cuda"``, or ``"auto"``
         with a GPU present) both networks train by autograd, one step per batch, the
-        path the CPU takes for any other optimizer. How the two compare is measured
-        by ``benchmarks/gpu_check.py`` (:ref:`gpu-check`).
+        path the CPU takes for any other optimizer. With the default plain SGD that
+        path barely moves the vectors (a step on a batch's mean loss is word2vec's
+        per-example steps divided by ``batch_size``): on a GPU pass
+        ``optimizer=torch.optim.Adam`` and ``lr=1e-2`` (:ref:`gpu-check`).
     random_state : int, RandomState instance or None, default=None
         Seeds the initial vectors, subsampling, windows and negatives.
     verbose : int, default=0
