@@ -224,7 +224,7 @@ STEPS = (
     Step("words", 120, 60, family_step("words")),
     Step("classifier", 80, 60, family_step("classifier")),
     Step("documents", 60, 60, family_step("documents")),
-    Step("multilabel", 50, 60, family_step("multilabel")),
+    Step("multilabel", 70, 60, family_step("multilabel")),
     Step("regressor", 30, 60, family_step("regressor")),
     Step("latent", 40, 60, family_step("latent")),
     Step("tests-device", 150, 90, pytest_step(REGISTRY_TESTS, on_device=True), elastic=True),
