@@ -8,6 +8,7 @@ and ``benchmarks/gpu_check.py`` runs them with ``--device cuda`` on a GPU.
 from __future__ import annotations
 
 import os
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -33,6 +34,11 @@ def _devices(module: torch.nn.Module) -> set[torch.device]:
     return {t.device for t in (*module.parameters(), *module.buffers())}
 
 
+def _method(estimator) -> str:
+    """What sknce.export exports for the estimator, else predict (the regressor)."""
+    return next(m for m in ("transform", "predict_proba", "predict") if hasattr(estimator, m))
+
+
 def test_every_setting_of_the_registry_names_the_suite_device():
     for name, entry in REGISTRY.items():
         for settings in (entry.params, entry.tiny, entry.streaming or {"device": DEVICE}):
@@ -48,8 +54,7 @@ def test_a_fit_trains_continues_and_exports_from_the_suite_device(name):
     estimator = entry.fit(ESTIMATORS[name](**entry.params), X, y)
     devices = _devices(estimator.net_.module_)
     assert devices and all(_on(d) for d in devices), devices
-    # what sknce.export exports for the estimator, else predict (the regressor)
-    method = next(m for m in ("transform", "predict_proba", "predict") if hasattr(estimator, m))
+    method = _method(estimator)
     before = getattr(estimator, method)(X)
     assert np.all(np.isfinite(before))
 
@@ -71,6 +76,43 @@ def test_a_fit_trains_continues_and_exports_from_the_suite_device(name):
     )
     assert {d.type for d in _devices(module)} == {"cpu"}
     np.testing.assert_allclose(module(inputs).numpy(), expected, rtol=1e-4, atol=1e-5)
+
+
+#: Run where torch sees no GPU: unpickle each estimator and compare its output.
+_LOAD_ON_CPU = """
+import pickle, sys, warnings
+import numpy as np, torch
+assert not torch.cuda.is_available()
+with open(sys.argv[1], "rb") as handle:
+    cases = pickle.load(handle)
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # skorch: the CUDA-trained net is mapped to the CPU
+    for name, (blob, X, method, expected) in cases.items():
+        out = getattr(pickle.loads(blob), method)(X)
+        np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-5, err_msg=name)
+print(len(cases))
+"""
+
+
+@TINY_FITS
+@pytest.mark.filterwarnings(r"ignore:\d+ document\(s\) with fewer than 2 tokens:UserWarning")
+@pytest.mark.cuda
+def test_a_gpu_fit_pickles_and_predicts_where_there_is_no_gpu(tmp_path):
+    cases = {}
+    for name, cls in ESTIMATORS.items():
+        entry = REGISTRY[name]
+        X, y = _data(entry.data)
+        estimator = entry.fit(cls(**{**entry.params, "device": "cuda"}), X, y)
+        method = _method(estimator)
+        cases[name] = (pickle.dumps(estimator), X, method, getattr(estimator, method)(X))
+    path = tmp_path / "cases.pkl"
+    path.write_bytes(pickle.dumps(cases))
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": ""}
+    result = subprocess.run(
+        [sys.executable, "-c", _LOAD_ON_CPU, str(path)], capture_output=True, text=True, env=env
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.split() == [str(len(ESTIMATORS))]
 
 
 def _collect(*options: str) -> subprocess.CompletedProcess:
