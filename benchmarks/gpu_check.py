@@ -85,19 +85,15 @@ VERSIONS = (
 
 #: ``pytest`` arguments of the test steps: the full run's, and the dry run's narrow choice.
 CUDA_TESTS = (["-m", "cuda", "tests"], ["-m", "cuda", "tests/test_host_syncs.py"])
+_REGISTRY_TEST_PATHS = [
+    "tests/test_common.py",
+    "tests/test_device.py",
+    "tests/test_host_syncs.py",
+    "tests/test_streaming.py::test_partial_fit_over_chunks_reaches_the_quality_of_a_whole_fit",
+]
 REGISTRY_TESTS = (
-    [
-        "tests/test_common.py",
-        "tests/test_device.py",
-        "tests/test_host_syncs.py",
-        "tests/test_streaming.py::test_partial_fit_over_chunks_reaches_the_quality_of_a_whole_fit",
-    ],
-    [
-        "tests/test_common.py",
-        "tests/test_device.py",
-        "-k",
-        "DirectNCEEmbedder and not check_",
-    ],
+    _REGISTRY_TEST_PATHS,
+    [*_REGISTRY_TEST_PATHS, "-k", "DirectNCEEmbedder and not check_"],
 )
 
 
