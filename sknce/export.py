@@ -128,16 +128,19 @@ class _LandmarkTransform(nn.Module):
 
 
 class _ClassProbabilities(nn.Module):
-    """Scores of every class, normalised: ``predict_proba`` or ``predict_log_proba``."""
+    """Scores of every class, normalised: ``predict_proba`` or ``predict_log_proba``;
+    of a multi-label fit, each label's own probability (a sigmoid of its score)."""
 
-    def __init__(self, scorer: nn.Module, log: bool) -> None:
+    def __init__(self, scorer: nn.Module, log: bool, multilabel: bool) -> None:
         super().__init__()
         self.scorer = scorer
         self.log = log
+        self.multilabel = multilabel
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         h, b = self.scorer.encode(x)
-        log_proba = torch.log_softmax(self.scorer.score_range(h, b), dim=1)
+        scores = self.scorer.score_range(h, b)
+        log_proba = F.logsigmoid(scores) if self.multilabel else torch.log_softmax(scores, dim=1)
         return log_proba if self.log else log_proba.exp()
 
 
@@ -250,7 +253,8 @@ def to_torch_module(estimator, method: str | None = None) -> nn.Module:
         return _frozen(_WordMeanTransform(estimator))
     if name == "ConditionalNCEClassifier":
         scorer = copy.deepcopy(estimator.net_.module_)
-        return _frozen(_ClassProbabilities(scorer, log=method == "predict_log_proba"))
+        log = method == "predict_log_proba"
+        return _frozen(_ClassProbabilities(scorer, log, estimator.multilabel_))
     if name == "LatentClassNCEEmbedder":
         return _frozen(
             _EncoderTransform(

@@ -26,6 +26,7 @@ COUNTS = sp.csr_matrix(_counts)
 POINTS = RNG.normal(size=(60, 5)) * [1, 10, 100, 1, 0.1]
 GROUPS = np.repeat(np.arange(12), 5)
 LABELS = RNG.integers(0, 4, size=60)
+TAGS = (RNG.random((60, 6)) < 0.3).astype(np.int8)  # a label indicator: multi-label
 
 
 def _fitted(kind, **params):
@@ -41,6 +42,12 @@ def _fitted(kind, **params):
         return DirectNCEEmbedder(**{**defaults, "n_components": 4, **params}).fit(COUNTS)
     if kind == "landmark":
         return LandmarkNCEEmbedder(**{**defaults, "n_landmarks": 5, **params}).fit(COUNTS)
+    if kind == "multilabel":
+        est = ConditionalNCEClassifier(**{**defaults, "n_negatives": 2, **params})
+        return est.fit(POINTS, TAGS)
+    if kind == "multilabel-bag":  # the defaults on counts: the compiled regime's idf bag
+        est = ConditionalNCEClassifier(max_epochs=2, random_state=0, **params)
+        return est.fit(COUNTS, sp.csr_matrix(TAGS))
     est = ConditionalNCEClassifier(**{**defaults, "n_negatives": 2, **params})
     return est.fit(POINTS, LABELS)
 
@@ -58,13 +65,20 @@ CASES = [
     ("landmark", {"output": "standardized"}, "transform"),
     ("classifier", {}, "predict_proba"),
     ("classifier", {}, "predict_log_proba"),
+    ("multilabel", {}, "predict_proba"),
+    ("multilabel", {}, "predict_log_proba"),
+    ("multilabel-bag", {}, "predict_proba"),
+    ("multilabel-bag", {}, "predict_log_proba"),
 ]
 
 
 def _inputs(kind, est):
     """Random inputs of the estimator's kind, not the training rows."""
     rng = np.random.default_rng(1)
-    if kind in ("direct", "landmark") or getattr(est, "scaling_", "") == "log1p-idf":
+    if (
+        kind in ("direct", "landmark", "multilabel-bag")
+        or getattr(est, "scaling_", "") == "log1p-idf"
+    ):
         X = rng.poisson(0.8, size=(9, est.n_features_in_)).astype(np.float64)
         X[3] = 0
         return X, sp.csr_matrix(X)
@@ -139,3 +153,14 @@ def test_onnx_model_equals_the_estimator(tmp_path):
     session = ort.InferenceSession(str(path))
     (out,) = session.run(None, {"x": X.astype(np.float32)})
     np.testing.assert_allclose(out, est.transform(X_est), rtol=1e-4, atol=1e-5)
+
+
+def test_onnx_model_of_a_multilabel_fit_gives_each_labels_probability(tmp_path):
+    pytest.importorskip("onnxscript")
+    ort = pytest.importorskip("onnxruntime")
+    est = _fitted("multilabel-bag")
+    X, X_est = _inputs("multilabel-bag", est)
+    path = to_onnx(est, tmp_path / "tags.onnx")
+    (out,) = ort.InferenceSession(str(path)).run(None, {"x": X.astype(np.float32)})
+    np.testing.assert_allclose(out, est.predict_proba(X_est), rtol=1e-4, atol=1e-5)
+    assert not np.allclose(out.sum(axis=1), 1.0)  # per label, not a distribution

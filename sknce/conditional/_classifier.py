@@ -131,7 +131,10 @@ def _check_targets(y, multilabel: bool = False) -> str:
         return "multiclass"
     try:
         y_type = type_of_target(y, input_name="y")
-    except ValueError as error:  # ragged lists of labels: sklearn's "legacy" format
+    except ValueError as error:
+        if "legacy multi-label" not in str(error):  # NaN or inf: sklearn's error names it
+            raise
+        # ragged lists of labels: sklearn's "legacy" format
         raise ValueError(
             f"y looks like lists of label sets ({error}). {_LABEL_SETS_FIX}"
         ) from None
