@@ -31,7 +31,14 @@ from sknce.nn import ACESkipGram
 from sknce.noise import UnigramNoise
 from sknce.words._corpus import Vocabulary, check_restartable
 from sknce.words._growth import grow_network
-from sknce.words._net import ACEConfig, ACEKernelStep, ACEMiner, ACENet, GeneratorSettings
+from sknce.words._net import (
+    ACEConfig,
+    ACEKernelStep,
+    ACEMiner,
+    ACENet,
+    DiscriminatorOptimizer,
+    GeneratorSettings,
+)
 from sknce.words._sampler import CorpusDataset, WordSampler
 from sknce.words._subword_model import (
     SubwordKernelStep,
@@ -518,6 +525,24 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         fastText's with ``subwords``."""
         step = SubwordKernelStep if self.subwords else ACEKernelStep
         return step(effective_n_jobs(self.n_jobs))
+
+    def _discriminator_optimizer(self) -> DiscriminatorOptimizer:
+        """The discriminator's optimizer and rate where this fit's net trains."""
+        return DiscriminatorOptimizer.resolve(
+            self._make_step(),
+            self.optimizer,
+            self.optimizer_kwargs or {},
+            self.lr,
+            self._resolve_device(),  # a continued fit's: the device cannot change
+        )
+
+    def _optimizer_class(self) -> type:
+        """``optimizer``; plain SGD becomes Adam where the kernel does not run (a GPU)."""
+        return self._discriminator_optimizer().optimizer
+
+    def _fit_lr(self) -> float:
+        """``lr``; Adam's rate where plain SGD becomes Adam (see ``_optimizer_class``)."""
+        return self._discriminator_optimizer().lr
 
     def _check_params(self) -> None:
         """Errors naming the fix for what the subword model does not do."""
