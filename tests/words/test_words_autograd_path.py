@@ -4,6 +4,8 @@ The autograd path (a GPU's) is forced on the CPU by making the kernel step say i
 not run, as ``benchmarks/bench_words_autograd.py`` does.
 """
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -94,3 +96,10 @@ def test_a_continued_fit_resolves_the_optimizer_it_is_given(monkeypatch):
     model.set_params(optimizer=torch.optim.SGD).partial_fit(_planted_corpus(1))
     assert type(model.net_.optimizer_) is torch.optim.Adam
     assert model.net_.lr == pytest.approx(0.025 / SGD_PER_ADAM_RATE)
+
+
+def test_the_docstring_states_the_rate_of_the_rule():
+    stated = set(re.findall(r"``lr / ([\d.]+)``", ACEWord2Vec.__doc__))
+    assert stated == {str(SGD_PER_ADAM_RATE)}
+    assert "1e-2 at the default ``lr``" in ACEWord2Vec.__doc__
+    assert ACEWord2Vec().lr / SGD_PER_ADAM_RATE == pytest.approx(1e-2)
