@@ -45,13 +45,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
-from _common import Timer, format_table, report
+from _common import Timer, format_table, report, run_one_json
 from _words_data import simlex999_path, wordsim353_path
 from bench_subwords import spearman
 from bench_words import corpus
@@ -162,11 +160,7 @@ def run_one(method: str, epochs: int, seed: int, bucket: int, device: str) -> di
 
 def in_subprocess(method: str, epochs: int, seed: int, bucket: int, device: str) -> dict:
     """Run :func:`run_one` in a fresh interpreter and parse its JSON."""
-    cmd = [sys.executable, __file__, "--one", method, str(epochs), str(seed), str(bucket), device]
-    out = subprocess.run(cmd, capture_output=True, text=True)
-    if out.returncode != 0:
-        raise RuntimeError(out.stderr)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return run_one_json(__file__, method, epochs, seed, bucket, device)
 
 
 def summarise(rows: list[dict]) -> list[dict]:
