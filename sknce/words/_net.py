@@ -83,9 +83,11 @@ class DiscriminatorOptimizer:
     mean loss, is the kernel's per-example steps divided by ``batch_size`` and
     leaves the vectors at chance (a step on the summed loss instead diverges, the
     frequent words' rows taking thousands of examples' steps at once). Where the
-    kernel does not run (a GPU), plain SGD becomes Adam at ``lr /
-    SGD_PER_ADAM_RATE``, whose per-coordinate steps train from word2vec's start. An optimizer
-    chosen otherwise (another class, or any options) is kept, at ``lr``.
+    kernel does not run (a GPU), plain SGD becomes Adam at
+    ``lr / SGD_PER_ADAM_RATE``, whose per-coordinate steps train from word2vec's
+    start. An optimizer chosen otherwise (another class, or any options) is kept, at
+    ``lr``. Resolved from the estimator's parameters and device when its net is built
+    or continued, never from fitted attributes.
 
     Parameters
     ----------
