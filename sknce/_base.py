@@ -62,10 +62,15 @@ from sknce._callbacks import (
 )
 from sknce._checkpoints import checkpoint_guards
 from sknce._checks import (
+    APPLIED,
+    FIXED,
+    Fixed,
+    apply_common_params,
     built_params,
     check_accelerator,
+    check_continued_params,
     check_optimizer_step,
-    continue_with_params,
+    undeclared_params,
 )
 from sknce._compat import HasMethods, Interval, StrOptions, _fit_context
 from sknce._data import ChunkedDataset, is_chunk_stream, scan_chunks
@@ -79,7 +84,10 @@ from sknce.nn import DenseInput, output_dim
 from sknce.nn._mlp import build_encoder
 
 __all__ = [
+    "APPLIED",
     "ENCODER_CONSTRAINT",
+    "FIXED",
+    "Fixed",
     "BaseNCE",
     "auto_batch_size",
     "auto_epochs",
@@ -116,8 +124,45 @@ class BaseNCE(BaseEstimator):
         "accelerator": [None, HasMethods(["prepare", "unwrap_model"])],
     }
 
+    #: What a continued fit (``warm_start``, ``partial_fit``) does with a changed value of
+    #: each constructor parameter: :data:`~sknce._checks.APPLIED` (every fit reads it, or
+    #: :meth:`_update_net` brings the network up to date) or a
+    #: :class:`~sknce._checks.Fixed` (the network was built with it: the change is
+    #: refused, naming the parameter and the fix). A subclass declares every parameter
+    #: it adds, ``{**Base._param_roles, ...}``; an undeclared one is a TypeError when the
+    #: class is created. :meth:`_continued_roles` may change a role by the fit's regime.
+    _param_roles: dict = {
+        "max_epochs": APPLIED,
+        "batch_size": APPLIED,
+        "lr": APPLIED,
+        "optimizer": APPLIED,
+        "optimizer_kwargs": APPLIED,
+        "callbacks": APPLIED,
+        "warm_start": APPLIED,
+        "device": Fixed("placed the network on its device"),
+        "random_state": Fixed(
+            "seeded the network and the random streams a continued fit draws from"
+        ),
+        "verbose": APPLIED,
+        "early_stopping": Fixed("fixed the validation split"),
+        "validation_fraction": Fixed("fixed the validation split"),
+        "patience": APPLIED,
+        "accelerator": Fixed("placed the network on the processes of its launch"),
+    }
+
     #: Fewest training examples a fit needs once the validation ones are held out.
     _min_train_examples = 1
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        missing = undeclared_params(cls, cls._param_roles)
+        if missing:
+            raise TypeError(
+                f"{cls.__name__} does not declare what a continued fit does with the "
+                f"parameter(s) {missing}: add each to {cls.__name__}._param_roles as "
+                "APPLIED (every fit reads it) or Fixed(why) (the network is built with it), "
+                "from sknce._checks."
+            )
 
     def __init__(
         self,
@@ -233,6 +278,35 @@ class BaseNCE(BaseEstimator):
     def _make_miner(self) -> Miner | None:
         """The miner of a new network (model-dependent negatives): none."""
         return None
+
+    def _continued_roles(self) -> dict:
+        """The role of each parameter in a fit that continues this fitted network.
+
+        ``_param_roles`` by default; an estimator whose fitted regime fixes more (the
+        classifier after a fit in fastText's regime fixes its optimizer) returns them
+        from its fitted state.
+        """
+        return self._param_roles
+
+    def _update_net(self, net) -> None:
+        """A continued fit: bring the network up to date with the applied parameters.
+
+        Called after the common training settings are applied
+        (:func:`~sknce._checks.apply_common_params`) and after the net's snapshot,
+        which a failed fit restores. By default the step strategy is made anew (its
+        threads, ``n_jobs``) and sknce's callbacks read the parameters again (the
+        divergence hint, the chance loss). An estimator whose network holds other
+        settings of applied parameters (ACE's schedule and generator) updates them too.
+        """
+        net.step = self._make_step()
+        callbacks = dict(net.callbacks_)
+        chance = self._chance_loss()
+        guard = callbacks.get("divergence")
+        if guard is not None:
+            guard.hint, guard.chance = self._divergence_hint(), chance
+        for name in ("chance", "early_stopping"):
+            if hasattr(callbacks.get(name), "chance"):
+                callbacks[name].chance = chance
 
     # --- parameter checks ---------------------------------------------------------------
     def _check_training_params(self) -> None:
@@ -449,11 +523,23 @@ class BaseNCE(BaseEstimator):
             self._fit(X, y, partial=True, **options)
         return self
 
+    def _check_settings(self, continues: bool, partial: bool) -> None:
+        """The parameters' checks of every fit; a continued fit's refusal of changed
+        fixed ones (:meth:`_continued_roles`)."""
+        if continues:  # first: a refused parameter needs no other check
+            check_continued_params(
+                self,
+                getattr(self.net_, "built_params", None),
+                self._continued_roles(),
+                "partial_fit" if partial else "fit",
+            )
+        self._check_training_params()
+        self._check_params()
+
     def _fit(self, X, y, partial: bool, sample_weight=None, **options) -> None:
         """The one fit of arrays: ``fit`` (``partial=False``) and ``partial_fit``."""
         continues = self._continues(partial)
-        self._check_training_params()
-        self._check_params()
+        self._check_settings(continues, partial)
         data = self._validate_fit_data(X, y, reset=not continues, partial=partial, **options)
         class_weight = getattr(self, "class_weight", None)
         weights = fit_weights(sample_weight, X, y, class_weight)
@@ -485,8 +571,7 @@ class BaseNCE(BaseEstimator):
                 "y must be None."
             )
         continues = self._continues(False)
-        self._check_training_params()
-        self._check_params()
+        self._check_settings(continues, partial=False)
         summary: dict = {}
         sizes = scan_chunks(
             chunks,
@@ -669,7 +754,8 @@ class BaseNCE(BaseEstimator):
             net.set_params(
                 max_epochs=max_epochs, verbose=int(bool(self.verbose)), lr=self._fit_lr()
             )
-            continue_with_params(self, net, "partial_fit" if partial else "fit")
+            apply_common_params(self, net)
+            self._update_net(net)
         else:
             seeds = seeds or self._new_seeds()
             device = self._resolve_device()
@@ -795,6 +881,29 @@ class BaseNCE(BaseEstimator):
         )
 
     # --- inference helpers --------------------------------------------------------------
+    #: The methods :mod:`sknce.export` exports, each built by :meth:`_inference_module`.
+    _exported_methods: tuple[str, ...] = ()
+
+    def _inference_module(self, method: str) -> torch.nn.Module:
+        """The inference path of ``method`` of this fitted estimator, as one torch module.
+
+        The hook :func:`sknce.export.to_torch_module` asks: an
+        :class:`~sknce.nn._inference.InferenceModule` whose ``forward`` gives what
+        ``method`` gives for the same inputs (as dense float32 rows, or word ids), built
+        from the estimator's fitted network and statistics (which it may share: the
+        exporter copies and freezes it). Called for a method of
+        :attr:`_exported_methods` only, on a fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            When the fitted mode of the estimator cannot be exported, saying why.
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} lists {method!r} in _exported_methods without "
+            "implementing _inference_module."
+        )
+
     def _finite_output(self, out, method: str):
         """``out`` (one row per sample), or a ValueError naming the fix if it is not finite.
 

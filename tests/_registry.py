@@ -16,6 +16,23 @@ UNSUPERVISED = ("counts", "tokens")
 
 
 @dataclass(frozen=True)
+class Mode:
+    """Another way of fitting an estimator, for the tests that cover every mode (the
+    export parity test, the continued-fit test).
+
+    Parameters
+    ----------
+    params : dict
+        Settings over the entry's ``params``.
+    data : str or None, default=None
+        The kind of data (``tests/test_common.py::_data``); ``None``: the entry's.
+    """
+
+    params: dict = field(default_factory=dict)
+    data: str | None = None
+
+
+@dataclass(frozen=True)
 class Entry:
     """Test settings of one estimator and the data it takes.
 
@@ -34,6 +51,9 @@ class Entry:
         The estimator's own settings in the 2-process test.
     grid : dict
         The grid of the grid-search round trip.
+    modes : dict of str to Mode
+        The estimator's other modes (regimes, outputs, kinds of input) that the tests of
+        every mode fit besides ``params`` on ``data``.
     """
 
     params: dict
@@ -42,6 +62,11 @@ class Entry:
     streaming: dict | None
     distributed: dict
     grid: dict = field(default_factory=lambda: {"max_epochs": [1, 2]})
+    modes: dict = field(default_factory=dict)
+
+    def all_modes(self) -> dict:
+        """``{"default": Mode()}`` and :attr:`modes`."""
+        return {"default": Mode(), **self.modes}
 
     @property
     def supervised(self) -> bool:
@@ -67,6 +92,12 @@ REGISTRY: dict[str, Entry] = {
         tiny=dict(n_landmarks=3, hidden_layer_sizes=(4,)),
         streaming=dict(n_landmarks=8),
         distributed=dict(n_landmarks=8, max_epochs=6),
+        modes={
+            "pair": Mode(dict(scorer="pair")),
+            "exp": Mode(dict(output="exp", bag="counts")),
+            "log-odds": Mode(dict(output="log-odds", hidden_layer_sizes=())),
+            "standardized": Mode(dict(output="standardized", bag="tf")),
+        },
     ),
     "DirectNCEEmbedder": Entry(
         params=dict(n_components=4, hidden_layer_sizes=(8,), max_epochs=2, random_state=0),
@@ -74,6 +105,10 @@ REGISTRY: dict[str, Entry] = {
         tiny=dict(n_components=2, hidden_layer_sizes=(4,)),
         streaming=dict(n_components=8),
         distributed=dict(n_components=8, max_epochs=6),
+        modes={
+            "raw": Mode(dict(output="raw", bag="tf")),
+            "log1p": Mode(dict(bag="log1p", hidden_layer_sizes=(8, 6))),
+        },
     ),
     # words (Bose & Cao)
     "ACEWord2Vec": Entry(
@@ -92,6 +127,13 @@ REGISTRY: dict[str, Entry] = {
             n_jobs=1,
             random_state=0,
         ),
+        modes={
+            "subwords": Mode(dict(subwords=True, min_n=2, max_n=3, bucket=50)),
+            "tfidf": Mode(dict(weighting="tfidf")),
+            "sif": Mode(dict(weighting="sif")),
+            "nce": Mode(dict(adversarial=False, objective="nce")),
+            "text": Mode(dict(early_stopping=True), "text"),
+        },
     ),
     # conditional (Ma & Collins)
     "ConditionalNCEClassifier": Entry(
@@ -107,6 +149,12 @@ REGISTRY: dict[str, Entry] = {
         tiny=dict(n_negatives=2, hidden_layer_sizes=(4,)),
         streaming=dict(n_negatives=4, lr=0.02),
         distributed=dict(n_negatives=4, max_epochs=6, lr=0.02, early_stopping=True),
+        modes={
+            # fastText's regime: the bag encoder of a sparse X, trained by the compiled step
+            "bag": Mode(dict(hidden_layer_sizes="auto", lr="auto", n_jobs=1), "sparse-counts"),
+            "multilabel": Mode(data="multilabel"),
+            "binary": Mode(dict(objective="binary", input_bias=True, self_normalization=0.1)),
+        },
     ),
     "ConditionalNCERegressor": Entry(
         params=dict(
@@ -127,6 +175,10 @@ REGISTRY: dict[str, Entry] = {
         distributed=dict(
             n_negatives=8, embedding_dim=8, n_grid=64, max_epochs=10, lr=0.02, early_stopping=False
         ),
+        modes={
+            "mean": Mode(dict(predict_method="mean")),
+            "no-base": Mode(dict(base=None, predict_method="mean")),
+        },
     ),
     # contrastive (Awasthi et al.)
     "LatentClassNCEEmbedder": Entry(
@@ -137,5 +189,9 @@ REGISTRY: dict[str, Entry] = {
         tiny=dict(n_components=2, n_negatives=2, hidden_layer_sizes=(4,)),
         streaming=dict(n_components=8, n_negatives=4),
         distributed=dict(n_components=8, n_negatives=4, max_epochs=6),
+        modes={
+            "unscaled": Mode(dict(scaling="none")),
+            "idf": Mode(dict(scaling="log1p-idf"), "sparse-counts"),
+        },
     ),
 }

@@ -13,6 +13,7 @@ import pickle
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from _registry import REGISTRY
 from sklearn.base import clone, is_classifier, is_regressor
 from sklearn.linear_model import LogisticRegression
@@ -150,6 +151,17 @@ def _data(kind: str, seed: int = 0):
     if kind == "regression":
         X = rng.normal(size=(80, 3))
         return X, X @ np.array([1.0, -2.0, 0.5]) + 0.1 * rng.normal(size=80)
+    if kind == "text":
+        docs, y = _data("tokens", seed)
+        return [" ".join(doc) for doc in docs], y
+    if kind == "sparse-counts":
+        X, y = _data("counts", seed)
+        return sp.csr_matrix(X), y
+    if kind == "multilabel":
+        X, y = _data("classification", seed)
+        Y = (rng.random((len(y), 4)) < 0.3).astype(np.int64)
+        Y[np.arange(len(y)), y] = 1  # every row has a label, tied to its class
+        return X, Y
     raise ValueError(kind)
 
 

@@ -21,7 +21,8 @@ def test_an_entry_holds_settings_the_estimator_accepts(name):
     entry = REGISTRY[name]
     cls = getattr(sknce, name)
     accepted = set(cls().get_params())
-    for settings in (entry.params, entry.tiny, entry.streaming or {}, entry.distributed):
+    modes = [mode.params for mode in entry.modes.values()]
+    for settings in (entry.params, entry.tiny, entry.streaming or {}, entry.distributed, *modes):
         assert set(settings) <= accepted, sorted(set(settings) - accepted)
     assert entry.supervised == (entry.data not in ("counts", "tokens"))
 
