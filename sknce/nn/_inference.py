@@ -31,6 +31,11 @@ __all__ = [
 ]
 
 
+def _eager() -> bool:
+    """Whether the module runs on values (not traced by torch.export or the ONNX exporter)."""
+    return not (torch.compiler.is_exporting() or torch.compiler.is_compiling())
+
+
 def _buffer(values) -> torch.Tensor:
     return torch.as_tensor(np.asarray(values, dtype=np.float32))
 
@@ -62,8 +67,61 @@ class InferenceModule(nn.Module):
         return torch.zeros((2, self.n_features or 3), dtype=self.input_dtype)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """The method's output for a batch ``x`` (see :meth:`example`)."""
+        """The method's output for a batch ``x`` (see :meth:`example`).
+
+        Rows of features may come in any real dtype (they are cast to float32). Run
+        eagerly (not traced), the values are checked too: finite features, word ids
+        from ``-1`` to the vocabulary's size; an exported program or ONNX model does
+        not check them.
+
+        Raises
+        ------
+        TypeError
+            If ``x`` is not a tensor, or has a dtype the module cannot take.
+        ValueError
+            If ``x`` has another shape than ``(batch, n_features)`` (``(batch, length)``
+            for word ids), or (eagerly) values it cannot take.
+        """
+        if not torch.is_tensor(x):
+            raise TypeError(
+                f"the module takes a torch tensor, got {type(x).__name__}; e.g. "
+                "torch.as_tensor(X, dtype=torch.float32)."
+            )
+        if self.n_features is None:
+            return self.body(self._checked_ids(x))
+        if x.dtype.is_complex or x.dtype == torch.bool:
+            raise TypeError(f"the module takes real features, got a tensor of {x.dtype}.")
+        if x.dim() != 2 or x.shape[1] != self.n_features:
+            raise ValueError(
+                f"the module takes rows of {self.n_features} features, shape (batch, "
+                f"{self.n_features}); got shape {tuple(x.shape)}."
+            )
+        x = x.to(torch.float32)
+        if _eager() and not bool(torch.isfinite(x).all()):
+            raise ValueError(
+                "the input holds NaN or infinite values; the estimator refuses them too."
+            )
         return self.body(x)
+
+    def _checked_ids(self, ids: torch.Tensor) -> torch.Tensor:
+        if ids.dtype.is_floating_point or ids.dtype.is_complex or ids.dtype == torch.bool:
+            raise TypeError(
+                f"the module takes integer word ids (sknce.export.word_ids), got {ids.dtype}."
+            )
+        if ids.dim() != 2:
+            raise ValueError(
+                f"the module takes word ids of shape (n_documents, length), padded with -1; "
+                f"got shape {tuple(ids.shape)}."
+            )
+        ids = ids.to(torch.int64)
+        n_words = self.body.vectors.shape[0]
+        if _eager() and ids.numel() and not bool(((ids >= -1) & (ids < n_words)).all()):
+            raise ValueError(
+                f"word ids run from -1 (no word) to {n_words - 1} (the vocabulary's size "
+                f"minus one); got {int(ids.min())} to {int(ids.max())}. Build them with "
+                "sknce.export.word_ids."
+            )
+        return ids
 
 
 class BagInput(nn.Module):
@@ -356,6 +414,7 @@ class RegressionMean(nn.Module):
         self.register_buffer("log_weights", _buffer(np.log(weights)))
         self.step = float(grid[1] - grid[0])
         self.df = None if df is None else float(df)
+        self.register_buffer("sides", torch.tensor([-1.0, 1.0]))  # below, above the grid
         self.y_mean, self.y_scale = float(y_mean), float(y_scale)
 
     def _frame(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -385,9 +444,8 @@ class RegressionMean(nn.Module):
             standard = (grid - base_loc.unsqueeze(1)) * inverse
             log_p = r + student_t_log_prob(standard, self.df) - log_scale.unsqueeze(1)
             ends = standard[:, [0, -1]]
-            tails = torch.stack(
-                [student_t_cdf(ends[:, 0], self.df), student_t_cdf(-ends[:, 1], self.df)], 1
-            )
+            # the base's mass below the grid's lower end and above its upper end
+            tails = student_t_cdf(-ends * self.sides, self.df)
             log_tails = r[:, [0, -1]] + torch.log(tails)
         log_z = torch.logsumexp(torch.cat([log_p + self.log_weights, log_tails], dim=1), dim=1)
         zp = torch.exp(log_p - log_z.unsqueeze(1)) * grid
@@ -397,7 +455,7 @@ class RegressionMean(nn.Module):
             density = torch.exp(student_t_log_prob(ends, self.df))
             first = (self.df + ends.square()) / (self.df - 1) * density
             first = torch.where(tails > 0, first / torch.where(tails > 0, tails, 1.0), 0.0)
-            sign = torch.tensor([-1.0, 1.0], dtype=first.dtype, device=first.device)
-            tail_means = base_loc.unsqueeze(1) + torch.exp(log_scale).unsqueeze(1) * first * sign
+            spread = torch.exp(log_scale).unsqueeze(1) * first * self.sides
+            tail_means = base_loc.unsqueeze(1) + spread
             mean = mean + (torch.exp(log_tails - log_z.unsqueeze(1)) * tail_means).sum(dim=1)
         return (loc + scale * mean) * self.y_scale + self.y_mean
