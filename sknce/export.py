@@ -18,10 +18,13 @@ padded with ``-1``, which :func:`word_ids` builds from the estimator's vocabular
 from __future__ import annotations
 
 import copy
+import os
 import re
 import warnings
+from collections.abc import Iterable
 from pathlib import Path
 
+import numpy as np
 import torch
 from sklearn.utils.validation import check_is_fitted
 from torch import nn
@@ -128,6 +131,25 @@ def to_torch_module(estimator, method: str | None = None) -> nn.Module:
     return _frozen(copy.deepcopy(module))
 
 
+#: Most columns :func:`word_ids` pads a document to.
+_MAX_LENGTH = 2**24
+
+
+def _check_length(length) -> int | None:
+    if length is None:
+        return None
+    if isinstance(length, bool) or not isinstance(length, (int, np.integer)):
+        raise TypeError(f"length must be an int or None, got {length!r}.")
+    if length < 0:
+        raise ValueError(f"length must be an int from 0, or None; got {length}.")
+    if length > _MAX_LENGTH:
+        raise ValueError(
+            f"length={length} pads each document to more than {_MAX_LENGTH:,} word ids (the "
+            "tensor would not fit in memory); pass the longest document's length, or None."
+        )
+    return int(length)
+
+
 def word_ids(estimator, documents, length: int | None = None) -> torch.Tensor:
     """Word ids of token lists under a fitted :class:`~sknce.ACEWord2Vec`'s vocabulary.
 
@@ -144,12 +166,41 @@ def word_ids(estimator, documents, length: int | None = None) -> torch.Tensor:
     -------
     LongTensor of shape (n_documents, length)
         Ids, padded with ``-1``.
+
+    Raises
+    ------
+    TypeError
+        If ``estimator`` is not an ACEWord2Vec, ``documents`` is a single string or
+        not an iterable, a token is not hashable (naming the document), or ``length``
+        is not an int.
+    ValueError
+        If ``length`` is negative, larger than :data:`_MAX_LENGTH`, or shorter than a
+        document's in-vocabulary words.
+    sklearn.exceptions.NotFittedError
+        If the estimator is not fitted.
     """
-    check_is_fitted(estimator)
+    from sknce.words import ACEWord2Vec
     from sknce.words._weighting import encoded
 
+    if not isinstance(estimator, ACEWord2Vec):
+        raise TypeError(
+            f"word_ids takes a fitted ACEWord2Vec (its vocabulary gives the ids); got a "
+            f"{type(estimator).__name__}."
+        )
+    width = _check_length(length)
+    if isinstance(documents, (str, bytes)):
+        raise TypeError(
+            "documents is a single string; pass an iterable of documents, e.g. [text]."
+        )
+    if not isinstance(documents, Iterable):
+        raise TypeError(
+            "documents must be an iterable of documents (token lists or strings), got "
+            f"{type(documents).__name__}."
+        )
+    check_is_fitted(estimator)
     rows = list(encoded(estimator, documents))
-    width = max((len(r) for r in rows), default=0) if length is None else int(length)
+    if width is None:
+        width = max((len(r) for r in rows), default=0)
     out = torch.full((len(rows), width), -1, dtype=torch.long)
     for i, ids in enumerate(rows):
         if len(ids) > width:
@@ -206,6 +257,13 @@ def to_onnx(estimator, path: str | Path, method: str | None = None) -> Path:
     -------
     Path
         ``path``.
+
+    Raises
+    ------
+    TypeError, ValueError, IsADirectoryError, FileNotFoundError
+        For a ``path`` that is not a string or path, is empty or holds a null
+        character, is a directory, or lies in a directory that does not exist
+        (checked before the model is traced); and as :func:`to_torch_module`.
     """
     for requirement in ("onnx", "onnxscript"):
         try:
@@ -216,8 +274,8 @@ def to_onnx(estimator, path: str | Path, method: str | None = None) -> Path:
             ) from error
     # The exported program (dynamic shapes already resolved) converts where the module
     # with dynamic_axes fails to decompose.
+    path = _onnx_path(path)
     program = to_torch_export(estimator, method)
-    path = Path(path)
     with warnings.catch_warnings():
         # torch's exporter calls its own deprecated pytree API (torch 2.13); not ours to fix.
         warnings.filterwarnings(
@@ -225,5 +283,24 @@ def to_onnx(estimator, path: str | Path, method: str | None = None) -> Path:
         )
         torch.onnx.export(
             program, (), str(path), input_names=["x"], output_names=["out"], dynamo=True
+        )
+    return path
+
+
+def _onnx_path(path) -> Path:
+    """``path`` as a Path to write, or the error naming what is wrong with it."""
+    if not isinstance(path, (str, os.PathLike)) or isinstance(path, bytes):
+        raise TypeError(f"path must be a str or a path-like object, got {path!r}.")
+    if not str(path):
+        raise ValueError("path is empty; give the .onnx file to write.")
+    if "\x00" in str(path):
+        raise ValueError(f"path {str(path)!r} holds a null character, which no file name can.")
+    path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"path {str(path)!r} is a directory; name the .onnx file in it.")
+    if not path.parent.is_dir():
+        raise FileNotFoundError(
+            f"the directory {str(path.parent)!r} of path {str(path)!r} does not exist; "
+            "create it first."
         )
     return path
