@@ -526,7 +526,11 @@ class BaseNCE(BaseEstimator):
     def _check_settings(self, continues: bool, partial: bool) -> None:
         """The parameters' checks of every fit; a continued fit's refusal of changed
         fixed ones (:meth:`_continued_roles`)."""
-        if continues:  # first: a refused parameter needs no other check
+        if partial and continues:
+            # scikit-learn's _fit_context skips the constraints for a fitted partial_fit;
+            # a continued fit checks what a fit checks
+            self._validate_params()
+        if continues:  # before the other checks: a refused parameter needs none
             check_continued_params(
                 self,
                 getattr(self.net_, "built_params", None),

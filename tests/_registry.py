@@ -176,7 +176,7 @@ REGISTRY: dict[str, Entry] = {
             n_negatives=8, embedding_dim=8, n_grid=64, max_epochs=10, lr=0.02, early_stopping=False
         ),
         modes={
-            "mean": Mode(dict(predict_method="mean")),
+            "mode": Mode(dict(predict_method="mode")),
             "no-base": Mode(dict(base=None, predict_method="mean")),
         },
     ),

@@ -345,3 +345,140 @@ def test_changed_subword_settings_are_refused_by_a_continued_fit():
     with pytest.raises(ValueError, match=r"bucket: 50 -> 500 .*; min_n: 2 -> 3 .*refit from"):
         _continue(ace, "ACEWord2Vec", REGISTRY["ACEWord2Vec"].modes["subwords"], "partial_fit")
     _assert_same_state(ace, before)
+
+
+# --- bad changes before a continued fit (attacks) -------------------------------------------
+class _Unwrapped:
+    """Not a skorch callback."""
+
+
+#: A change set before a continued fit, the error it must raise and what it must say.
+BAD_CHANGES = [
+    ({"lr": float("nan")}, ValueError, r"'lr' parameter"),
+    ({"lr": float("inf")}, ValueError, r"'lr' parameter"),
+    ({"lr": -0.1}, ValueError, r"'lr' parameter"),
+    ({"max_epochs": 0}, ValueError, r"'max_epochs' parameter"),
+    ({"batch_size": 0}, ValueError, r"'batch_size' parameter"),
+    ({"batch_size": 2.5}, ValueError, r"'batch_size' parameter"),
+    ({"patience": 0}, ValueError, r"'patience' parameter"),
+    ({"validation_fraction": 1.5}, ValueError, r"'validation_fraction' parameter"),
+    ({"warm_start": "yes"}, ValueError, r"'warm_start' parameter"),
+    ({"optimizer": object}, TypeError, r"optimizer must be a torch optimizer class"),
+    ({"optimizer": torch.optim.SparseAdam}, ValueError, r"SparseAdam updates sparse"),
+    ({"optimizer_kwargs": {"momentum_typo": 0.9}}, ValueError, r"does not accept"),
+    ({"optimizer_kwargs": {"lr": 0.1}}, ValueError, r"must not contain 'lr'"),
+    ({"callbacks": [_Unwrapped()]}, TypeError, r"callbacks must be a list of skorch callback"),
+    ({"callbacks": "progress"}, ValueError, r"'callbacks' parameter"),
+    ({"random_state": 123}, ValueError, _refusal("random_state")),
+    ({"device": "cuda"}, ValueError, _refusal("device")),
+    ({"early_stopping": "maybe"}, ValueError, r"'early_stopping' parameter"),
+]
+
+
+@pytest.mark.parametrize("how", HOWS)
+@pytest.mark.parametrize(("change", "error", "message"), BAD_CHANGES)
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_a_bad_change_before_a_continued_fit_is_named_and_changes_nothing(
+    name, change, error, message, how
+):
+    estimator = copy.deepcopy(_base(name, "default", how)).set_params(**change)
+    before = _state(estimator)
+    with pytest.raises(error, match=message):
+        _continue(estimator, name, REGISTRY[name].all_modes()["default"], how)
+    _assert_same_state(estimator, before)
+
+
+@pytest.mark.parametrize("how", HOWS)
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_a_continued_fit_cannot_drop_an_optimizer_option(name, how):
+    estimator = ESTIMATORS[name](
+        **{
+            **_params(name, REGISTRY[name].all_modes()["default"]),
+            "optimizer_kwargs": {"eps": 1e-7},
+        },
+        optimizer=torch.optim.Adam,
+    )
+    mode = REGISTRY[name].all_modes()["default"]
+    _first_fit(estimator, name, mode, how)
+    estimator.set_params(optimizer_kwargs={})
+    before = _state(estimator)
+    with pytest.raises(ValueError, match=r"cannot remove the optimizer option\(s\) \['eps'\]"):
+        _continue(estimator, name, mode, how)
+    _assert_same_state(estimator, before)
+    estimator.set_params(optimizer_kwargs={"eps": 1e-6})  # changed, not removed: applied
+    _continue(estimator, name, mode, how)
+    assert all(group["eps"] == 1e-6 for group in estimator.net_.optimizer_.param_groups)
+
+
+class _InterruptFirstBatch(Callback):
+    def on_batch_end(self, net, training=False, **kwargs):
+        if training:
+            raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_an_interrupted_continued_fit_keeps_its_applied_settings(name):
+    """Ctrl-C in the first batch of a continued fit with a new batch size: the fit returns
+    (as skorch), the net trained with the new settings and keeps them for the next."""
+    mode = REGISTRY[name].all_modes()["default"]
+    estimator = copy.deepcopy(_base(name, "default", "partial_fit"))
+    estimator.set_params(batch_size=7, callbacks=[_InterruptFirstBatch()])
+    _continue(estimator, name, mode, "partial_fit")
+    assert estimator.net_.batch_size == 7
+    assert estimator.net_.built_params["batch_size"] == 7
+    estimator.set_params(callbacks=None)
+    _continue(estimator, name, mode, "partial_fit")
+    assert estimator.net_.batch_size == 7
+
+
+# --- n_jobs, the compiled kernels' threads (attacks) ----------------------------------------
+#: A value of n_jobs, the error it must raise (None: accepted) and the message, or the
+#: threads it gives.
+N_JOBS = [
+    (0, ValueError, r"n_jobs=0 asks for no thread"),
+    (np.int64(0), ValueError, r"n_jobs=0 asks for no thread"),
+    (True, TypeError, r"n_jobs must be an int or None, got True"),
+    (False, TypeError, r"n_jobs must be an int or None, got False"),
+    (2.0, ValueError, r"'n_jobs' parameter"),
+    ("2", ValueError, r"'n_jobs' parameter"),
+    (float("nan"), ValueError, r"'n_jobs' parameter"),
+    ([2], ValueError, r"'n_jobs' parameter"),
+    (10**9, ValueError, r"n_jobs=1000000000 asks for more threads than 4 per core"),
+    (2**63, ValueError, r"asks for more threads than 4 per core"),
+    (np.int64(10**6), ValueError, r"n_jobs=1000000 asks for more threads"),
+    (-(10**9), None, 1),  # joblib's meaning: cores + 1 + n_jobs, at least one
+    (None, None, 1),
+    (np.int32(2), None, 2),
+    (-1, None, "cores"),
+]
+
+
+def _threads(expected):
+    from joblib import effective_n_jobs
+
+    return effective_n_jobs(-1) if expected == "cores" else expected
+
+
+@pytest.mark.parametrize("how", ["fit", *HOWS])
+@pytest.mark.parametrize(("n_jobs", "error", "expected"), N_JOBS)
+@pytest.mark.parametrize("name", ["ConditionalNCEClassifier", "ACEWord2Vec"])
+def test_n_jobs_at_fit_and_in_a_continued_fit(name, n_jobs, error, expected, how):
+    mode_name = "bag" if name == "ConditionalNCEClassifier" else "default"
+    mode = REGISTRY[name].all_modes()[mode_name]
+    if how == "fit":
+        estimator = ESTIMATORS[name](**{**_params(name, mode), "n_jobs": n_jobs})
+        run = lambda: _first_fit(estimator, name, mode, "warm_start")  # noqa: E731
+    else:
+        estimator = copy.deepcopy(_base(name, mode_name, how)).set_params(n_jobs=n_jobs)
+        run = lambda: _continue(estimator, name, mode, how)  # noqa: E731
+    if error is not None:
+        before = None if how == "fit" else _state(estimator)
+        with pytest.raises(error, match=expected):
+            run()
+        if before is None:
+            assert not hasattr(estimator, "net_")
+        else:
+            _assert_same_state(estimator, before)
+        return
+    run()
+    assert estimator.net_.step_.n_jobs == _threads(expected)
