@@ -192,6 +192,7 @@ REGISTRY: dict[str, Entry] = {
         modes={
             "unscaled": Mode(dict(scaling="none")),
             "idf": Mode(dict(scaling="log1p-idf"), "sparse-counts"),
+            "sparse-standard": Mode(dict(scaling="standard"), "sparse-counts"),
         },
     ),
 }

@@ -82,8 +82,11 @@ def scale_input(X, scaling: str, statistics: dict):
     if scaling == "log1p-idf":
         return normalize_bags(sp.csr_matrix(X), "log1p-idf", statistics["idf"])
     inverse = (1.0 / statistics["scale"]).astype(np.float32)
-    if sp.issparse(X):
-        if statistics["mean"] is None:  # fitted on sparse points: scaled, not centred
+    mean = statistics["mean"]
+    if mean is None:  # fitted on sparse points: scaled, not centred
+        if sp.issparse(X):
             return sp.csr_matrix(X.multiply(inverse[None, :]), dtype=np.float32)
+        return (X * inverse).astype(np.float32, copy=False)
+    if sp.issparse(X):
         X = X.toarray()  # fitted on dense points, which it centres (StandardScaler would)
-    return ((X - statistics["mean"].astype(np.float32)) * inverse).astype(np.float32, copy=False)
+    return ((X - mean.astype(np.float32)) * inverse).astype(np.float32, copy=False)
