@@ -174,8 +174,8 @@ def word_ids(estimator, documents, length: int | None = None) -> torch.Tensor:
         not an iterable, a token is not hashable (naming the document), or ``length``
         is not an int.
     ValueError
-        If ``length`` is negative, larger than :data:`_MAX_LENGTH`, or shorter than a
-        document's in-vocabulary words.
+        If ``length`` is negative, larger than 2**24, or shorter than a document's
+        in-vocabulary words.
     sklearn.exceptions.NotFittedError
         If the estimator is not fitted.
     """

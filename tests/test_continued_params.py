@@ -249,6 +249,26 @@ def test_every_parameter_has_a_declared_role(name):
     assert set(cls().get_params(deep=False)) == set(cls._param_roles)
 
 
+def test_a_parameter_without_a_role_is_an_error_when_the_class_is_made():
+    from sknce._base import BaseNCE, common_params
+
+    with pytest.raises(TypeError, match=r"_Widened does not declare .* \['width'\].*APPLIED"):
+
+        class _Widened(BaseNCE):
+            def __init__(self, *, width=3, **common):
+                super().__init__(**common_params(common))
+                self.width = width
+
+    with pytest.raises(TypeError, match=r"gives \['width'\] a role that is neither"):
+
+        class _Honoured(BaseNCE):
+            _param_roles = {**BaseNCE._param_roles, "width": "honoured"}
+
+            def __init__(self, *, width=3, **common):
+                super().__init__(**common_params(common))
+                self.width = width
+
+
 @pytest.mark.parametrize(("name", "param"), CASES)
 def test_a_continued_fit_honours_or_refuses_each_change(name, param):
     entry = REGISTRY[name]
@@ -482,3 +502,36 @@ def test_n_jobs_at_fit_and_in_a_continued_fit(name, n_jobs, error, expected, how
         return
     run()
     assert estimator.net_.step_.n_jobs == _threads(expected)
+
+
+#: Parameters an estimator refuses only after a fit in some regime (its _continued_roles).
+REFUSED_BY_REGIME = {
+    "ConditionalNCEClassifier": {"optimizer", "optimizer_kwargs"},
+    "ACEWord2Vec": {"min_lr_ratio"},
+}
+
+
+def _guarantees_rows() -> dict:
+    """The rows of the guarantees page's table of refused parameters: label -> text."""
+    import pathlib
+    import re
+
+    page = pathlib.Path(__file__).parents[1] / "docs" / "user_guide" / "guarantees.rst"
+    text = page.read_text(encoding="utf-8")
+    table = text[text.index("- Refused in a continued fit") : text.index("* **Applied**")]
+    rows = re.split(r"\n\s*\* - ", table)[1:]
+    return {row.split("\n")[0].strip(): row for row in rows}
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_the_guarantees_page_lists_the_refused_parameters(name):
+    import re
+
+    rows = _guarantees_rows()
+    cls = ESTIMATORS[name]
+    params = set(cls._param_roles)
+    row = next(text for label, text in rows.items() if f"sknce.{name}`" in label)
+    stated = {p for p in re.findall(r"``(\w+)``", row) if p in params}
+    common = {p for p in re.findall(r"``(\w+)``", rows["every estimator"]) if p in params}
+    fixed = {p for p, role in cls._param_roles.items() if isinstance(role, Fixed)}
+    assert stated | common == fixed | REFUSED_BY_REGIME.get(name, set())

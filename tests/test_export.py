@@ -8,7 +8,9 @@ it must have (listed in ``docs/user_guide/guarantees.rst``, "Export").
 
 from __future__ import annotations
 
+import tempfile
 from functools import cache
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -88,14 +90,25 @@ BAD_METHODS = [
 ]
 
 
-@pytest.mark.parametrize("export", [to_torch_module, to_torch_export], ids=["module", "export"])
+def _to_onnx(estimator, method=None):
+    """to_onnx into a fresh directory (each bad input raises before a file is written)."""
+    with tempfile.TemporaryDirectory() as directory:
+        to_onnx(estimator, Path(directory) / "model.onnx", method)
+        assert not list(Path(directory).iterdir()), "a refused export left a file"
+
+
+EXPORTS = [to_torch_module, to_torch_export, _to_onnx]
+EXPORT_IDS = ["module", "export", "onnx"]
+
+
+@pytest.mark.parametrize("export", EXPORTS, ids=EXPORT_IDS)
 @pytest.mark.parametrize(("make", "error", "message"), BAD_ESTIMATORS)
 def test_a_bad_estimator_is_named(export, make, error, message):
     with pytest.raises(error, match=message):
         export(make())
 
 
-@pytest.mark.parametrize("export", [to_torch_module, to_torch_export], ids=["module", "export"])
+@pytest.mark.parametrize("export", EXPORTS, ids=EXPORT_IDS)
 @pytest.mark.parametrize(("method", "error", "message"), BAD_METHODS)
 def test_a_bad_method_is_named(export, method, error, message):
     with pytest.raises(error, match=message):
@@ -261,3 +274,46 @@ def test_an_onnx_file_of_a_unicode_name_and_a_bad_method(tmp_path):
     x = _data("classification")[0][:4].astype(np.float32)
     (out,) = ort.InferenceSession(str(path)).run(None, {"x": x})
     np.testing.assert_allclose(out, est.predict_log_proba(x), rtol=1e-4, atol=1e-5)
+
+
+# --- a new estimator exports through the hook, without a change to sknce.export -------------
+class _Doubled(ToyNCEClassifier):
+    """A toy estimator that exports ``transform``: twice its input."""
+
+    _exported_methods = ("transform",)
+
+    def transform(self, X):
+        return 2 * np.asarray(X, dtype=np.float32)
+
+    def _inference_module(self, method):
+        from sknce.nn._inference import InferenceModule
+
+        return InferenceModule(_Twice(), self.n_features_in_)
+
+
+class _Twice(torch.nn.Module):
+    def forward(self, x):
+        return 2 * x
+
+
+class _Plain(ToyNCEClassifier):
+    _exported_methods = ("transform",)
+
+    def _inference_module(self, method):
+        return _Twice()
+
+
+def test_a_new_estimator_exports_through_its_hook(tmp_path):
+    X, y = _data("classification")
+    estimator = _Doubled(max_epochs=1, random_state=0).fit(X, y)
+    x = torch.as_tensor(X[:4], dtype=torch.float32)
+    np.testing.assert_allclose(to_torch_module(estimator)(x).numpy(), estimator.transform(X[:4]))
+    program = to_torch_export(estimator).module()
+    np.testing.assert_allclose(program(x[:1]).numpy(), estimator.transform(X[:1]))
+    ort = _onnx()
+    path = to_onnx(estimator, tmp_path / "toy.onnx")
+    (out,) = ort.InferenceSession(str(path)).run(None, {"x": x.numpy()})
+    np.testing.assert_allclose(out, estimator.transform(X[:4]))
+    plain = _Plain(max_epochs=1, random_state=0).fit(X, y)
+    with pytest.raises(TypeError, match=r"_Plain._inference_module\('transform'\) returned a "):
+        to_torch_module(plain)
