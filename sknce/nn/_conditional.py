@@ -505,20 +505,10 @@ def _incomplete_beta(
 def student_t_cdf(z: torch.Tensor, df: float) -> torch.Tensor:
     """Distribution function of the standard Student-t distribution, in torch.
 
-    ``scipy.stats.t.cdf``, through the regularised incomplete beta function
-    :math:`I_{df/(df+z^2)}(df/2, 1/2)` (computed by its continued fraction, so that an
-    exported model needs no special function).
-
-    Parameters
-    ----------
-    z : Tensor
-        Points.
-    df : float
-        Degrees of freedom, positive.
-
-    Returns
-    -------
-    Tensor of the shape of ``z``
+    ``scipy.stats.t.cdf`` of points ``z`` (a tensor, returned in its shape and dtype)
+    for ``df`` degrees of freedom, as :func:`student_t_log_prob` takes them; through the
+    regularised incomplete beta function :math:`I_{df/(df+z^2)}(df/2, 1/2)`, computed by
+    its continued fraction so that an exported model needs no special function.
     """
     # In float64 whatever z's dtype: near the mean of a beta of large parameters (large
     # df), the fraction's terms nearly cancel, which float32 cannot carry.
