@@ -29,6 +29,11 @@ What it guarantees to every estimator:
   skorch does, with an interrupted epoch kept in ``history_`` and counted in
   ``n_iter_`` (:meth:`sknce._engine.NCENet.fit_loop`), provided its weights are
   finite;
+* a continued fit (``warm_start``, ``partial_fit``) checks what a fit checks, then
+  applies or refuses each changed parameter as the estimator declares it
+  (``_param_roles``, :meth:`BaseNCE._continued_roles`), never ignoring one;
+* a fitted estimator exports the methods it lists in ``_exported_methods`` through
+  the one hook :meth:`BaseNCE._inference_module` (:mod:`sknce.export`);
 * a diverging fit raises :class:`~sknce.exceptions.TrainingDivergedError`
   naming the fix, instead of returning NaN outputs
   (:class:`~sknce._callbacks.DivergenceGuard`);
