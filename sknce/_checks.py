@@ -358,7 +358,8 @@ MAX_THREADS_PER_CORE = 4
 def check_n_jobs(n_jobs) -> int:
     """The threads of a compiled step for ``n_jobs`` (joblib's meaning), or an error.
 
-    ``None`` means 1 and ``-1`` every core (``-2`` all but one, ...), as in joblib.
+    ``None`` means 1 (unless a ``joblib.parallel_config`` says otherwise) and ``-1``
+    every core (``-2`` all but one, ...), as in joblib.
 
     Parameters
     ----------
@@ -379,7 +380,7 @@ def check_n_jobs(n_jobs) -> int:
         threads per core of the machine.
     """
     if n_jobs is None:
-        return 1
+        return effective_n_jobs(None)
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)):
         raise TypeError(
             f"n_jobs must be an int or None, got {n_jobs!r} ({type(n_jobs).__name__}); "

@@ -447,7 +447,7 @@ class NCENet(NeuralNet):
 
         Modules and optimizers are restored in place, which keeps arrays that view
         the parameters (word vectors) valid; the history and every attribute of the
-        net (``lr``, ``max_epochs``, ``verbose``, what a fit cached), of its callbacks
+        net (``lr``, ``max_epochs``, ``verbose``, what a fit cached), of sknce's callbacks
         and of its miner are put back as they were.
         """
         modules = {
@@ -460,9 +460,9 @@ class NCENet(NeuralNet):
         }
         history = copy.deepcopy(self.history)
         attributes = dict(vars(self))
-        # a continued fit sets attributes of the callbacks (patience, the chance loss) and
-        # of the miner (its settings)
-        parts = [callback for _, callback in self.callbacks_]
+        # a continued fit sets attributes of sknce's callbacks (patience, the chance loss)
+        # and of the miner (its settings); the user's callbacks keep what they saw
+        parts = [c for _, c in self.callbacks_ if type(c).__module__.startswith("sknce.")]
         parts += [] if self.miner is None else [self.miner]
         settings = [(part, dict(vars(part))) for part in parts]
 
