@@ -245,9 +245,13 @@ def _differs(old, new) -> bool:
         return False
     if isinstance(old, (tuple, list)) and isinstance(new, (tuple, list)):
         return len(old) != len(new) or any(_differs(a, b) for a, b in zip(old, new))
+    if isinstance(old, dict) and isinstance(new, dict):
+        return old.keys() != new.keys() or any(_differs(old[k], new[k]) for k in old)
+    if isinstance(old, np.ndarray) and isinstance(new, np.ndarray):
+        return not np.array_equal(old, new)
     try:
         return bool(old != new)
-    except Exception:  # objects without a usable == (arrays, modules): compared by identity
+    except Exception:  # objects without a usable == (sparse matrices, modules): by identity
         return True
 
 

@@ -535,3 +535,21 @@ def test_the_guarantees_page_lists_the_refused_parameters(name):
     common = {p for p in re.findall(r"``(\w+)``", rows["every estimator"]) if p in params}
     fixed = {p for p, role in cls._param_roles.items() if isinstance(role, Fixed)}
     assert stated | common == fixed | REFUSED_BY_REGIME.get(name, set())
+
+
+def test_an_equal_new_value_is_no_change():
+    """A fixed parameter set again to an equal value (a new array, list or dict) continues."""
+    from sknce import ConditionalNCEClassifier
+
+    X, y = _data("classification")
+    params = {**REGISTRY["ConditionalNCEClassifier"].params, "max_epochs": 1}
+    clf = ConditionalNCEClassifier(
+        **params, noise=np.array([0.2, 0.3, 0.5]), classes=[0, 1, 2], class_weight={0: 2.0}
+    ).fit(X, y)
+    clf.set_params(noise=np.array([0.2, 0.3, 0.5]), classes=[0, 1, 2], hidden_layer_sizes=[8])
+    clf.partial_fit(X, y)
+    clf.set_params(class_weight={0: 2.0})
+    clf.partial_fit(X, y)
+    clf.set_params(noise=np.array([0.25, 0.25, 0.5]))
+    with pytest.raises(ValueError, match=_refusal("noise")):
+        clf.partial_fit(X, y)
