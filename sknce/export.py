@@ -29,7 +29,7 @@ import torch
 from sklearn.utils.validation import check_is_fitted
 from torch import nn
 
-from sknce.nn._inference import InferenceModule
+from sknce.nn._inference import InferenceModule as _InferenceModule
 
 __all__ = ["to_onnx", "to_torch_export", "to_torch_module", "word_ids"]
 
@@ -123,7 +123,7 @@ def to_torch_module(estimator, method: str | None = None) -> nn.Module:
         )
     check_is_fitted(estimator)
     module = estimator._inference_module(method)
-    if not isinstance(module, InferenceModule):
+    if not isinstance(module, _InferenceModule):
         raise TypeError(
             f"{name}._inference_module({method!r}) returned a {type(module).__name__}; it "
             "must return an sknce.nn._inference.InferenceModule."
