@@ -255,6 +255,12 @@ def _differs(old, new) -> bool:
         return True
 
 
+def _shown(value, limit: int = 80) -> str:
+    """``repr(value)`` on one line, cut to ``limit`` characters (a message's value)."""
+    text = " ".join(repr(value).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def changed_params(built: dict, current: dict) -> list[str]:
     """The names whose value in ``current`` differs from ``built`` (present in both)."""
     return [n for n in current if n in built and _differs(built[n], current[n])]
@@ -287,7 +293,9 @@ def check_continued_params(estimator, built: dict | None, roles: dict, how: str)
     changed = [n for n in changed_params(built, current) if isinstance(roles.get(n), Fixed)]
     if not changed:
         return
-    detail = "; ".join(f"{n}: {built[n]!r} -> {current[n]!r} (it {roles[n].why})" for n in changed)
+    detail = "; ".join(
+        f"{n}: {_shown(built[n])} -> {_shown(current[n])} (it {roles[n].why})" for n in changed
+    )
     raise ValueError(
         f"{type(estimator).__name__}.{how} continues the fitted network, which cannot "
         f"honour the changed parameter(s) {detail}. To train with them, refit from "

@@ -27,11 +27,12 @@ from numbers import Integral, Real
 import numpy as np
 import pytest
 import torch
+from _registry import Mode
 from skorch.callbacks import Callback
-from test_common import ESTIMATORS, REGISTRY, _data
+from test_common import ESTIMATORS, N_SAMPLES, REGISTRY
 from test_training_contract import _assert_same_state, _state
 
-from sknce._checks import Fixed
+from sknce._checks import Fixed, _shown
 from sknce._compat import Interval, StrOptions
 from sknce.optim import LazyAdam
 
@@ -195,27 +196,31 @@ def _params(name: str, mode) -> dict:
     return {**REGISTRY[name].params, **FAST, **mode.params}
 
 
+def _sample(name: str, mode) -> tuple:
+    """The data of a mode: the mode's kind, else the entry's."""
+    return (mode.data or REGISTRY[name].data).make(N_SAMPLES, 0)
+
+
 def _first_fit(estimator, name: str, mode, how: str):
     entry = REGISTRY[name]
-    X, y = _data(mode.data or entry.data)
+    X, y = _sample(name, mode)
     if how == "warm_start":
         entry.fit(estimator, X, y)
         return estimator.set_params(warm_start=True)
-    if name == "ConditionalNCEClassifier" and np.ndim(y) == 1:
-        return entry.partial_fit(estimator, X, y, classes=np.unique(y))
-    return entry.partial_fit(estimator, X, y)
+    first = (mode.first_call or entry.first_call)(y)
+    return estimator.partial_fit(*entry.args(X, y), **first)
 
 
 def _continue(estimator, name: str, mode, how: str) -> dict:
     """Continue the fit; its observation."""
     entry = REGISTRY[name]
-    X, y = _data(mode.data or entry.data)
+    X, y = _sample(name, mode)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         if how == "warm_start":
             entry.fit(estimator, X, y)
         else:
-            entry.partial_fit(estimator, X, y)
+            estimator.partial_fit(*entry.args(X, y))
     return _observe(estimator, X, out.getvalue())
 
 
@@ -317,7 +322,7 @@ def _bag_classifier():
     from sknce import ConditionalNCEClassifier
 
     mode = REGISTRY["ConditionalNCEClassifier"].modes["bag"]
-    X, y = _data(mode.data)
+    X, y = _sample("ConditionalNCEClassifier", mode)
     return ConditionalNCEClassifier(**_params("ConditionalNCEClassifier", mode)).fit(X, y), X, y
 
 
@@ -541,15 +546,23 @@ def test_an_equal_new_value_is_no_change():
     """A fixed parameter set again to an equal value (a new array, list or dict) continues."""
     from sknce import ConditionalNCEClassifier
 
-    X, y = _data("classification")
+    X, y = _sample("ConditionalNCEClassifier", Mode())
     params = {**REGISTRY["ConditionalNCEClassifier"].params, "max_epochs": 1}
+    noise, classes = np.arange(1.0, 7.0) / 21, list(range(6))
     clf = ConditionalNCEClassifier(
-        **params, noise=np.array([0.2, 0.3, 0.5]), classes=[0, 1, 2], class_weight={0: 2.0}
+        **params, noise=noise, classes=classes, class_weight={0: 2.0}
     ).fit(X, y)
-    clf.set_params(noise=np.array([0.2, 0.3, 0.5]), classes=[0, 1, 2], hidden_layer_sizes=[8])
+    clf.set_params(noise=noise.copy(), classes=list(classes), hidden_layer_sizes=[8])
     clf.partial_fit(X, y)
     clf.set_params(class_weight={0: 2.0})
     clf.partial_fit(X, y)
-    clf.set_params(noise=np.array([0.25, 0.25, 0.5]))
-    with pytest.raises(ValueError, match=_refusal("noise")):
+    clf.set_params(noise=np.full(6, 1 / 6))
+    with pytest.raises(ValueError, match=_refusal("noise")) as refused:
         clf.partial_fit(X, y)
+    assert "\n" not in str(refused.value)  # an array's value is shown on one line
+
+
+def test_a_long_value_is_cut_in_the_refusal():
+    shown = _shown(np.arange(1000.0).reshape(100, 10))
+    assert len(shown) == 80 and shown.endswith("...") and "\n" not in shown
+    assert _shown({"a": [1, 2]}) == "{'a': [1, 2]}"

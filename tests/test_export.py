@@ -28,6 +28,9 @@ from sknce import (
 )
 from sknce.export import to_onnx, to_torch_export, to_torch_module, word_ids
 
+#: The classifier's kind of data: points of six classes, five features.
+POINTS = REGISTRY["ConditionalNCEClassifier"].data
+
 pytestmark = pytest.mark.filterwarnings(
     "ignore:The validation loss never fell:sklearn.exceptions.ConvergenceWarning",
     r"ignore:\d+ document\(s\) with fewer than 2 tokens:UserWarning",
@@ -57,7 +60,7 @@ def _words():
 
 # --- to_torch_module and to_torch_export: the estimator and the method ------------------
 def _toy():
-    X, y = _data("classification")
+    X, y = _data(POINTS)
     return ToyNCEClassifier(max_epochs=1, random_state=0).fit(X, y)
 
 
@@ -118,7 +121,7 @@ def test_a_bad_method_is_named(export, method, error, message):
 def test_the_module_is_a_copy_independent_of_the_estimator():
     est = _classifier()
     module = to_torch_module(est)
-    x = torch.as_tensor(_data("classification")[0][:5], dtype=torch.float32)
+    x = torch.as_tensor(_data(POINTS)[0][:5], dtype=torch.float32)
     before = module(x).clone()
     saved = [p.detach().clone() for p in est.net_.module_.parameters()]
     with torch.no_grad():
@@ -158,14 +161,14 @@ def _put(x, value):
 
 @pytest.mark.parametrize(("bad", "error", "message"), BAD_FEATURES)
 def test_bad_features_given_to_the_module_are_named(bad, error, message):
-    x = torch.as_tensor(_data("classification")[0][:9], dtype=torch.float32)
+    x = torch.as_tensor(_data(POINTS)[0][:9], dtype=torch.float32)
     with pytest.raises(error, match=message):
         to_torch_module(_classifier())(bad(x))
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.int64, torch.int32])
 def test_features_of_another_real_dtype_are_cast(dtype):
-    X = np.round(_data("classification")[0][:9])
+    X = np.round(_data(POINTS)[0][:9])
     module = to_torch_module(_classifier())
     expected = module(torch.as_tensor(X, dtype=torch.float32))
     torch.testing.assert_close(module(torch.as_tensor(X).to(dtype)), expected)
@@ -173,7 +176,7 @@ def test_features_of_another_real_dtype_are_cast(dtype):
 
 def test_an_empty_batch_gives_an_empty_output():
     module = to_torch_module(_classifier())
-    assert module(torch.zeros((0, 5))).shape == (0, 3)
+    assert module(torch.zeros((0, 5))).shape == (0, len(_classifier().classes_))
 
 
 BAD_IDS = [
@@ -181,8 +184,8 @@ BAD_IDS = [
     (lambda ids: ids > 0, TypeError, r"integer word ids.*torch.bool"),
     (lambda ids: ids[0], ValueError, r"shape \(n_documents, length\).*got shape \(4,\)"),
     (lambda ids: ids.unsqueeze(0), ValueError, r"got shape \(1, 3, 4\)"),
-    (lambda ids: ids - 5, ValueError, r"from -1 \(no word\) to 11.*got -6"),
-    (lambda ids: ids + 100, ValueError, r"to 11 .*got 99 to"),
+    (lambda ids: ids - 5, ValueError, r"from -1 \(no word\) to 15.*got -6"),
+    (lambda ids: ids + 100, ValueError, r"to 15 .*got 99 to"),
     (lambda ids: torch.full_like(ids, 2**40), ValueError, r"got 1099511627776"),
 ]
 
@@ -271,7 +274,7 @@ def test_an_onnx_file_of_a_unicode_name_and_a_bad_method(tmp_path):
     with pytest.raises(TypeError, match=r"not an sknce estimator"):
         to_onnx(LogisticRegression(), tmp_path / "m.onnx")
     path = to_onnx(est, tmp_path / "modèle ☃.onnx", "predict_log_proba")
-    x = _data("classification")[0][:4].astype(np.float32)
+    x = _data(POINTS)[0][:4].astype(np.float32)
     (out,) = ort.InferenceSession(str(path)).run(None, {"x": x})
     np.testing.assert_allclose(out, est.predict_log_proba(x), rtol=1e-4, atol=1e-5)
 
@@ -304,7 +307,7 @@ class _Plain(ToyNCEClassifier):
 
 
 def test_a_new_estimator_exports_through_its_hook(tmp_path):
-    X, y = _data("classification")
+    X, y = _data(POINTS)
     estimator = _Doubled(max_epochs=1, random_state=0).fit(X, y)
     x = torch.as_tensor(X[:4], dtype=torch.float32)
     np.testing.assert_allclose(to_torch_module(estimator)(x).numpy(), estimator.transform(X[:4]))

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import torch
-from test_common import ESTIMATORS, REGISTRY, _data
+from test_common import ESTIMATORS, N_SAMPLES, REGISTRY
 
 from sknce.export import to_onnx, to_torch_export, to_torch_module, word_ids
 
@@ -48,7 +48,7 @@ CASES = [
 def _fitted(name: str, mode_name: str):
     entry = REGISTRY[name]
     mode = entry.all_modes()[mode_name]
-    X, y = _data(mode.data or entry.data)
+    X, y = (mode.data or entry.data).make(N_SAMPLES, 0)
     return entry.fit(ESTIMATORS[name](**{**entry.params, **mode.params}), X, y)
 
 
@@ -56,17 +56,16 @@ def _queries(name: str, mode_name: str, estimator):
     """Fresh inputs: ``(module input, [estimator inputs])``."""
     entry = REGISTRY[name]
     kind = entry.all_modes()[mode_name].data or entry.data
-    X, _ = _data(kind, seed=1)
-    if kind == "tokens":
-        queries = [*X[:6], [], X[0][:3] + ["unknown-word"], ["unknown-word"]]
-        return word_ids(estimator, queries), [queries]
-    if kind == "text":
+    X, _ = kind.make(9, 1)
+    if not kind.array and isinstance(X[0], str):  # documents as strings
         queries = [*X[:6], "", X[0][:8] + " unknownword", "unknownword"]
         return word_ids(estimator, queries), [queries]
-    dense = X.toarray() if sp.issparse(X) else np.asarray(X)
-    dense = dense[:9].copy()
-    if kind in ("counts", "sparse-counts"):
-        dense[3] = 0  # an empty document
+    if not kind.array:  # token lists
+        queries = [*X[:6], [], X[0][:3] + ["unknown-word"], ["unknown-word"]]
+        return word_ids(estimator, queries), [queries]
+    dense = X.toarray() if sp.issparse(X) else np.array(X)
+    if sp.issparse(X):
+        dense[3] = 0  # an empty document of counts
     return torch.as_tensor(dense, dtype=torch.float32), [dense, sp.csr_matrix(dense)]
 
 

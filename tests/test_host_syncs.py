@@ -59,10 +59,7 @@ def _fit_counting(name, batch_size, counts):
     estimator = ESTIMATORS[name](**{**params, "batch_size": batch_size, "max_epochs": 2})
     X, y = _data(REGISTRY[name].data)
     counts.clear()
-    if REGISTRY[name].data in ("counts", "tokens"):
-        estimator.fit(X)
-    else:
-        estimator.fit(X, y)
+    REGISTRY[name].fit(estimator, X, y)
     steps = sum(len(row["batches"]) for row in estimator.net_.history)
     return dict(counts), steps, estimator
 
