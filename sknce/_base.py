@@ -160,13 +160,32 @@ class BaseNCE(BaseEstimator):
         "accelerator": [None, HasMethods(["prepare", "unwrap_model"])],
     }
 
-    #: What a continued fit (``warm_start``, ``partial_fit``) does with a changed value of
-    #: each constructor parameter: :data:`~sknce._checks.APPLIED` (every fit reads it, or
-    #: :meth:`_update_net` brings the network up to date) or a
-    #: :class:`~sknce._checks.Fixed` (the network was built with it: the change is
-    #: refused, naming the parameter and the fix). A subclass declares every parameter
-    #: it adds, ``{**Base._param_roles, ...}``; an undeclared one is a TypeError when the
-    #: class is created. :meth:`_continued_roles` may change a role by the fit's regime.
+    #: What a continued fit (``fit`` with ``warm_start=True``, a later ``partial_fit``)
+    #: does with a changed value of each constructor parameter, ``{name: role}``.
+    #:
+    #: * :data:`~sknce._checks.APPLIED`: the continued fit honours the new value, because
+    #:   every fit (or every call of the method that uses it) reads it from ``self``, or
+    #:   :meth:`_update_net` sets it on the fitted network;
+    #: * ``Fixed("why")`` (:class:`~sknce._checks.Fixed`): the network or the fitted state
+    #:   was built with it, so a change is refused before any work with a ``ValueError``
+    #:   naming the parameter, its old and new values, ``why`` (completing "it ..."), and
+    #:   the fix (refit from scratch, or set it back).
+    #:
+    #: A new estimator declares every parameter its ``__init__`` adds, merged with its
+    #: base's as ``_parameter_constraints`` are::
+    #:
+    #:     _param_roles = {
+    #:         **BaseNCE._param_roles,
+    #:         "n_negatives": APPLIED,  # the sampler reads it at each fit
+    #:         "n_components": Fixed("fixed the embedding's width"),
+    #:     }
+    #:
+    #: A parameter without a role makes the class definition raise ``TypeError``
+    #: (:meth:`__init_subclass__`). ``tests/test_continued_params.py`` changes each
+    #: parameter of each registry entry in each of its modes before a continued fit: a
+    #: ``Fixed`` one must be refused, the estimator unchanged; an ``APPLIED`` one must
+    #: change the result (or a fit started with the new value must not differ either).
+    #: A role that depends on the fitted regime is given by :meth:`_continued_roles`.
     _param_roles: dict = {
         "max_epochs": APPLIED,
         "batch_size": APPLIED,
@@ -318,9 +337,14 @@ class BaseNCE(BaseEstimator):
     def _continued_roles(self) -> dict:
         """The role of each parameter in a fit that continues this fitted network.
 
-        ``_param_roles`` by default; an estimator whose fitted regime fixes more (the
-        classifier after a fit in fastText's regime fixes its optimizer) returns them
-        from its fitted state.
+        Returns
+        -------
+        dict
+            ``_param_roles`` by default. Override it when the fitted regime fixes more
+            than the class declares, reading the fitted state (the classifier after a
+            fit in fastText's regime fixes ``optimizer``: its compiled step trains by
+            plain SGD only; ACE fixes ``min_lr_ratio`` when the fit planned no decay);
+            return ``{**super()._continued_roles(), name: Fixed("why"), ...}``.
         """
         return self._param_roles
 
@@ -331,8 +355,11 @@ class BaseNCE(BaseEstimator):
         (:func:`~sknce._checks.apply_common_params`) and after the net's snapshot,
         which a failed fit restores. By default the step strategy is made anew (its
         threads, ``n_jobs``) and sknce's callbacks read the parameters again (the
-        divergence hint, the chance loss). An estimator whose network holds other
-        settings of applied parameters (ACE's schedule and generator) updates them too.
+        divergence hint, the chance loss). An estimator whose network or callbacks hold
+        a value derived from an :data:`~sknce._checks.APPLIED` parameter (ACE's rate
+        schedule and generator) overrides it, calls ``super()._update_net(net)`` and
+        sets those values from ``self``'s current parameters; without that, declare the
+        parameter ``Fixed``.
         """
         net.step = self._make_step()
         callbacks = dict(net.callbacks_)
@@ -947,23 +974,47 @@ class BaseNCE(BaseEstimator):
         )
 
     # --- inference helpers --------------------------------------------------------------
-    #: The methods :mod:`sknce.export` exports, each built by :meth:`_inference_module`.
+    #: The methods :mod:`sknce.export` exports, each built by :meth:`_inference_module`;
+    #: the first is the default ``method`` of the export functions. A new estimator lists
+    #: at least one (``tests/test_export_parity.py`` fails for a registry entry that
+    #: exports nothing), e.g. ``("transform",)`` or ``("predict_proba",
+    #: "predict_log_proba")``.
     _exported_methods: tuple[str, ...] = ()
 
     def _inference_module(self, method: str) -> torch.nn.Module:
         """The inference path of ``method`` of this fitted estimator, as one torch module.
 
-        The hook :func:`sknce.export.to_torch_module` asks: an
-        :class:`~sknce.nn._inference.InferenceModule` whose ``forward`` gives what
-        ``method`` gives for the same inputs (as dense float32 rows, or word ids), built
-        from the estimator's fitted network and statistics (which it may share: the
-        exporter copies and freezes it). Called for a method of
-        :attr:`_exported_methods` only, on a fitted estimator.
+        The one hook :mod:`sknce.export` asks (it knows no estimator by name). A new
+        estimator returns ``InferenceModule(body, n_features)``
+        (:class:`~sknce.nn._inference.InferenceModule`): ``body`` maps a batch of dense
+        float32 rows (``n_features = self.n_features_in_``; a sparse ``X`` arrives
+        densified) or of word ids padded with ``-1`` (``n_features=None``) to exactly
+        what ``method`` returns for the same inputs, in every mode the fitted estimator
+        can be in (its scaling of the input, multi-label outputs, ...). Build ``body``
+        from the fitted network (``self.net_.module_``) and fitted statistics as buffers,
+        reusing the parts of :mod:`sknce.nn._inference` (which the estimator's own
+        method should call too, so the two cannot drift); it may share them with the
+        estimator: the exporter copies and freezes the module. Only
+        torch operations that ``torch.export`` and the ONNX exporter trace (no numpy, no
+        data-dependent Python branches). ``tests/test_export_parity.py`` compares the
+        module, the exported program and the ONNX file in onnxruntime with the
+        estimator's output for every method, registry entry and mode.
+
+        Parameters
+        ----------
+        method : str
+            One of :attr:`_exported_methods`; the estimator is fitted (the exporter
+            checks both before the call).
+
+        Returns
+        -------
+        InferenceModule
 
         Raises
         ------
         ValueError
-            When the fitted mode of the estimator cannot be exported, saying why.
+            When the fitted mode cannot be exported, saying why and the setting that
+            can (the regressor's ``predict_method="mode"``: set ``"mean"``).
         """
         raise NotImplementedError(
             f"{type(self).__name__} lists {method!r} in _exported_methods without "
