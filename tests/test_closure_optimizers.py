@@ -1,6 +1,7 @@
-"""Closure optimizers (``torch.optim.LBFGS``) train every estimator through the step
-strategy: the autograd step hands skorch's closure to the optimizer (issue 30: the
-regressor failed with "missing closure" before its first step)."""
+"""Closure optimizers (``torch.optim.LBFGS``) train every estimator, in every mode of
+its registry entry, through the step strategy: the autograd step hands skorch's closure
+to the optimizer (issue 30: the regressor failed with "missing closure" before its first
+step)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 from skorch.callbacks import Callback
-from test_common import ESTIMATORS, REGISTRY, _data, _output
+from test_common import ESTIMATORS, N_SAMPLES, REGISTRY, _output
 
 pytestmark = pytest.mark.filterwarnings(
     "ignore:The validation loss never fell:sklearn.exceptions.ConvergenceWarning"
@@ -36,13 +37,19 @@ class _Evaluations(Callback):
         return any(not torch.equal(a, b) for a, b in zip(self.start_, now, strict=True))
 
 
-@pytest.mark.parametrize("name", list(ESTIMATORS))
-def test_lbfgs_trains_every_estimator_by_its_closure(name):
+#: Every mode of every registry entry (fastText's regime, subwords, multi-label...).
+MODES = [(name, mode) for name in ESTIMATORS for mode in REGISTRY[name].all_modes()]
+
+
+@pytest.mark.parametrize(("name", "mode_name"), MODES)
+def test_lbfgs_trains_every_estimator_by_its_closure(name, mode_name):
     entry = REGISTRY[name]
+    mode = entry.all_modes()[mode_name]
     counter = _Evaluations()
     estimator = ESTIMATORS[name](
         **{
             **entry.params,
+            **mode.params,
             "optimizer": torch.optim.LBFGS,
             "optimizer_kwargs": {"max_iter": 3},
             "lr": 0.01,
@@ -51,7 +58,7 @@ def test_lbfgs_trains_every_estimator_by_its_closure(name):
             "callbacks": [counter],
         }
     )
-    X, y = _data(entry.data)
+    X, y = (mode.data or entry.data).make(N_SAMPLES, 0)
     entry.fit(estimator, X, y)
     assert type(estimator.net_.optimizer_) is torch.optim.LBFGS
     assert counter.batches_ >= 1
