@@ -289,12 +289,14 @@ def check_continued_params(estimator, built: dict | None, roles: dict, how: str)
     """
     if built is None:
         return
-    current = estimator.get_params(deep=False)
+    # compared as stored (optimizer_kwargs=None as {}, callbacks as a tuple), shown as set
+    current = built_params(estimator)
     changed = [n for n in changed_params(built, current) if isinstance(roles.get(n), Fixed)]
     if not changed:
         return
+    shown = estimator.get_params(deep=False)
     detail = "; ".join(
-        f"{n}: {_shown(built[n])} -> {_shown(current[n])} (it {roles[n].why})" for n in changed
+        f"{n}: {_shown(built[n])} -> {_shown(shown[n])} (it {roles[n].why})" for n in changed
     )
     raise ValueError(
         f"{type(estimator).__name__}.{how} continues the fitted network, which cannot "

@@ -338,10 +338,15 @@ def test_an_optimizer_leaving_fasttexts_regime_is_refused_after_a_bag_fit():
             ValueError,
             match=r"optimizer: <class '.*Adam'> -> <class '.*LazyAdam'> \(it chose fastText's "
             r"regime.*refit from scratch",
-        ):
+        ) as refused:
             clf.partial_fit(X, y) if how == "partial_fit" else clf.fit(X, y)
+        # optimizer_kwargs=None is no options, as the {} the network was built with
+        assert "optimizer_kwargs" not in str(refused.value)
         _assert_same_state(clf, before)
-    clf.set_params(optimizer=torch.optim.SGD)  # the regime's own optimizer: continues
+    clf.set_params(optimizer_kwargs={"momentum": 0.5})
+    with pytest.raises(ValueError, match=r"optimizer_kwargs: \{\} -> \{'momentum': 0.5\}"):
+        clf.partial_fit(X, y)
+    clf.set_params(optimizer=torch.optim.SGD, optimizer_kwargs={})  # the regime's own: continues
     clf.partial_fit(X, y)
     clf.set_params(warm_start=False, optimizer=LazyAdam).fit(X, y)  # a refit leaves it
     assert not clf.bag_sgd_ and type(clf.net_.optimizer_) is LazyAdam
