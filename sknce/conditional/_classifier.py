@@ -686,7 +686,8 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             return roles
         regime = Fixed(
             "chose fastText's regime (bag_sgd_=True), whose compiled step trains the bag "
-            "by plain SGD without options"
+            "by plain SGD without options: optimizer=torch.optim.SGD without "
+            "optimizer_kwargs continues it"
         )
         return {**roles, "optimizer": regime, "optimizer_kwargs": regime}
 
