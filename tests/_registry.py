@@ -13,8 +13,9 @@ no entry, or an entry disagrees with its estimator.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
@@ -383,3 +384,26 @@ REGISTRY: dict[str, Entry] = {
         expected_failed_checks=WEIGHTS_NOT_REPEATS,
     ),
 }
+
+
+# --- the device of the registry's fits --------------------------------------------------
+#: Where every fit of the registry's settings trains: ``pytest --device`` (tests/conftest.py
+#: checks it and sets this variable; ``cpu`` without it).
+DEVICE = os.environ.get("SKNCE_TEST_DEVICE", "cpu")
+
+
+def _on_device(entry: Entry) -> Entry:
+    """``entry`` with ``device=DEVICE`` in its single-process settings.
+
+    The 2-process test's settings stay as they are: its processes take their device
+    from the accelerator.
+    """
+    return replace(
+        entry,
+        params={**entry.params, "device": DEVICE},
+        tiny={**entry.tiny, "device": DEVICE},
+        streaming=None if entry.streaming is None else {**entry.streaming, "device": DEVICE},
+    )
+
+
+REGISTRY = {name: _on_device(entry) for name, entry in REGISTRY.items()}
