@@ -62,17 +62,20 @@ def guide_pieces() -> dict[str, str]:
 
 
 def _apply(root: Path, path: str, text: str) -> None:
-    """One piece, as the guide says: a new file, a line of the estimator list, or the
-    end of the registry."""
+    """One piece, as the guide says: a new file, a line of the estimator list, or code
+    after the registry's entries."""
     target = root / path
     if not target.exists():
         target.write_text(text)
     elif path == "sknce/__init__.py":
         source = target.read_text()
-        assert "_ESTIMATORS = {\n" in source
-        target.write_text(source.replace("_ESTIMATORS = {\n", "_ESTIMATORS = {\n    " + text, 1))
+        end = source.index("\n}\n", source.index("\n_ESTIMATORS = {\n")) + 1
+        target.write_text(source[:end] + "    " + text + source[end:])
     elif path == "tests/_registry.py":
-        target.write_text(target.read_text() + "\n\n" + text)
+        source = target.read_text()
+        start = source.index("\nREGISTRY: dict[str, Entry] = {\n")
+        end = source.index("\n}\n", start) + 3
+        target.write_text(source[:end] + "\n\n" + text + source[end:])
     else:
         raise AssertionError(f"the guide edits {path}, which the guide's path does not name")
 

@@ -91,23 +91,23 @@ device, random_state, verbose, early_stopping, validation_fraction, patience, ac
     def __init__(
         self,
         *,
-        n_negatives=8,
-        hidden_layer_sizes=(16,),
-        max_epochs=20,
-        batch_size=64,
-        lr=1e-2,
+        n_negatives: int = 8,
+        hidden_layer_sizes: tuple[int, ...] = (16,),
+        max_epochs: int = 20,
+        batch_size: int = 64,
+        lr: float = 1e-2,
         optimizer=torch.optim.Adam,
-        optimizer_kwargs=None,
-        callbacks=None,
-        warm_start=False,
-        device="cpu",
+        optimizer_kwargs: dict | None = None,
+        callbacks: list | None = None,
+        warm_start: bool = False,
+        device: str = "cpu",
         random_state=None,
-        verbose=0,
-        early_stopping=False,
-        validation_fraction=0.1,
-        patience=5,
+        verbose: int = 0,
+        early_stopping: bool = False,
+        validation_fraction: float = 0.1,
+        patience: int = 5,
         accelerator=None,
-    ):
+    ) -> None:
         self.n_negatives = n_negatives
         self.hidden_layer_sizes = hidden_layer_sizes
         super().__init__(**common_params(locals()))
@@ -141,7 +141,7 @@ device, random_state, verbose, early_stopping, validation_fraction, patience, ac
         return BinaryNCELoss()
 
     # --- its own methods ---
-    def score_samples(self, X):
+    def score_samples(self, X) -> np.ndarray:
         """Log-density of each row of ``X`` (normalised by the learned ``gamma``)."""
         check_is_fitted(self)
         X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
@@ -150,6 +150,6 @@ device, random_state, verbose, early_stopping, validation_fraction, patience, ac
             out = self.net_.module_.log_density(x) - self.net_.criterion_.gamma
         return self._finite_output(out, "score_samples").numpy().astype(np.float64)
 
-    def score(self, X, y=None):
+    def score(self, X, y=None) -> float:
         """Mean log-density of the rows of ``X``."""
         return float(np.mean(self.score_samples(X)))

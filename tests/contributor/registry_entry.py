@@ -1,14 +1,14 @@
 """The registry entry of the guide's density estimator (tests/contributor/density.py).
 
-What follows the marker is what "Adding an estimator" tells a contributor to add at
-the end of tests/_registry.py (tests/test_contributor.py appends it there, in a copy
-of the repository); the import makes the names it uses, all of tests/_registry.py's,
-resolvable here.
+What follows the marker is what "Adding an estimator" tells a contributor to add to
+tests/_registry.py after the entries of ``REGISTRY`` (tests/test_contributor.py puts it
+there, in a copy of the repository); the import makes the names it uses, all of
+tests/_registry.py's, resolvable here.
 """
 
 from _registry import REGISTRY, WEIGHTS_NOT_REPEATS, DataKind, Entry, Quality, np
 
-# --- appended to tests/_registry.py ---
+# --- in tests/_registry.py, after REGISTRY's entries ---
 
 
 def _three_blobs(n_samples: int, seed: int) -> tuple:
