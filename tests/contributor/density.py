@@ -16,11 +16,13 @@ import torch
 from sklearn.base import DensityMixin
 
 from sknce._base import BaseNCE, common_params
+from sknce._checks import APPLIED, Fixed
 from sknce._compat import Interval, check_is_fitted, validate_data
 from sknce._data import Batch, SampledDataset, Targets, rows_to_tensor
 from sknce._random import torch_generator
 from sknce.losses import BinaryNCELoss
 from sknce.nn import MLP
+from sknce.nn._inference import InferenceModule
 
 __all__ = ["NCEDensityEstimator"]
 
@@ -63,6 +65,17 @@ class EnergyScorer(torch.nn.Module):
         return {"pos": self.log_density(x), "neg": self.log_density(noise)}
 
 
+class LogDensity(torch.nn.Module):
+    """``score_samples`` in torch: the scorer's ``s(x)`` minus the learned normaliser."""
+
+    def __init__(self, scorer, objective):
+        super().__init__()
+        self.scorer, self.objective = scorer, objective
+
+    def forward(self, x):
+        return self.scorer.log_density(x) - self.objective.gamma
+
+
 class NCEDensityEstimator(DensityMixin, BaseNCE):
     """Density of dense data by binary NCE against a Gaussian fitted to it.
 
@@ -87,6 +100,16 @@ device, random_state, verbose, early_stopping, validation_fraction, patience, ac
         "n_negatives": [Interval(Integral, 1, None, closed="left")],
         "hidden_layer_sizes": [tuple],
     }
+
+    # what a continued fit (warm_start, partial_fit) does with a changed parameter
+    _param_roles = {
+        **BaseNCE._param_roles,
+        "n_negatives": APPLIED,  # every fit makes its sampler anew
+        "hidden_layer_sizes": Fixed("built the network's layers"),
+    }
+
+    # the methods sknce.export exports, each built by _inference_module
+    _exported_methods = ("score_samples",)
 
     def __init__(
         self,
@@ -140,6 +163,11 @@ device, random_state, verbose, early_stopping, validation_fraction, patience, ac
     def _make_objective(self):
         return BinaryNCELoss()
 
+    def _inference_module(self, method):
+        return InferenceModule(
+            LogDensity(self.net_.module_, self.net_.criterion_), self.n_features_in_
+        )
+
     # --- its own methods ---
     def score_samples(self, X) -> np.ndarray:
         """Log-density of each row of ``X`` (normalised by the learned ``gamma``)."""
@@ -147,7 +175,7 @@ device, random_state, verbose, early_stopping, validation_fraction, patience, ac
         X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
         with torch.no_grad():
             x = torch.as_tensor(X, dtype=torch.float32)
-            out = self.net_.module_.log_density(x) - self.net_.criterion_.gamma
+            out = LogDensity(self.net_.module_, self.net_.criterion_)(x)
         return self._finite_output(out, "score_samples").numpy().astype(np.float64)
 
     def score(self, X, y=None) -> float:

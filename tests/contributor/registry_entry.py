@@ -6,7 +6,7 @@ there, in a copy of the repository); the import makes the names it uses, all of
 tests/_registry.py's, resolvable here.
 """
 
-from _registry import REGISTRY, WEIGHTS_NOT_REPEATS, DataKind, Entry, Quality, np
+from _registry import REGISTRY, WEIGHTS_NOT_REPEATS, DataKind, Entry, Mode, Quality, np
 
 # --- in tests/_registry.py, after REGISTRY's entries ---
 
@@ -43,4 +43,5 @@ REGISTRY["NCEDensityEstimator"] = Entry(
     network_change={"hidden_layer_sizes": (5,)},
     quality=(Quality(tells_data_from_noise, 0.6),),  # chance 0.5
     expected_failed_checks=WEIGHTS_NOT_REPEATS,
+    modes={"early-stopping": Mode(dict(early_stopping=True, max_epochs=6))},
 )
