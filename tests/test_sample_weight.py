@@ -9,7 +9,7 @@ from sknce.conditional._sampler import LabelSampler
 from sknce.noise import CategoricalNoise
 
 
-def test_fit_weights_multiply_class_weights_and_unit_mean_scales():
+def test_row_weights_multiply_class_weights_and_unit_mean_scales():
     X = np.zeros((4, 2))
     y = np.array([0, 0, 0, 1])
     assert row_weights(None, X) is None
