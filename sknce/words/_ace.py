@@ -10,6 +10,7 @@ code. Both of word2vec's architectures are available (skip-gram and CBOW).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import warnings
 from collections.abc import Callable, Iterator
 from numbers import Integral, Real
@@ -17,21 +18,29 @@ from typing import NamedTuple
 
 import numpy as np
 import torch
-from joblib import effective_n_jobs
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from skorch.callbacks import Callback, LRScheduler, ProgressBar
 
-from sknce._base import BaseNCE, common_params
+from sknce._base import APPLIED, FIXED, BaseNCE, Fixed, common_params
 from sknce._callbacks import LinearDecay
 from sknce._checkpoints import stamp_fingerprint
+from sknce._checks import check_n_jobs
 from sknce._compat import Interval, StrOptions, check_is_fitted
 from sknce._warnings import warn_caller
 from sknce.losses import BinaryNCELoss, NegativeSamplingLoss
 from sknce.nn import ACESkipGram
+from sknce.nn._inference import InferenceModule, WordMean
 from sknce.noise import UnigramNoise
 from sknce.words._corpus import Vocabulary, check_restartable
 from sknce.words._growth import grow_network
-from sknce.words._net import ACEConfig, ACEKernelStep, ACEMiner, ACENet, GeneratorSettings
+from sknce.words._net import (
+    ACEConfig,
+    ACEKernelStep,
+    ACEMiner,
+    ACENet,
+    DiscriminatorOptimizer,
+    GeneratorSettings,
+)
 from sknce.words._sampler import CorpusDataset, WordSampler
 from sknce.words._subword_model import (
     SubwordKernelStep,
@@ -68,6 +77,10 @@ class _Corpus(NamedTuple):
     undo: Callable[[], None] | None = None
 
 
+#: The role of the vocabulary's parameters in a continued fit.
+_VOCABULARY = Fixed("built the vocabulary (partial_fit(update_vocabulary=True) adds words)")
+
+
 class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
     r"""word2vec's word vectors by adversarial contrastive estimation (ACE) or NCE.
 
@@ -90,7 +103,10 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
     per-example SGD update in place on the torch parameters, over ``n_jobs``
     threads, and the generator by a compiled REINFORCE step; any other optimizer,
     optimizer options, or ``device="cuda"`` train both by torch autograd on the core
-    losses, one step per batch.
+    losses, one step per batch. There, plain SGD without options becomes
+    ``torch.optim.Adam`` at ``lr / 2.5`` (1e-2 at the default ``lr``): one SGD step on
+    a batch's mean loss is the kernel's per-example steps divided by ``batch_size``
+    and leaves the vectors at chance.
 
     Read more in the :ref:`User Guide <words>`.
 
@@ -250,8 +266,10 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         Initial learning rate of the discriminator (word2vec's ``alpha``).
     optimizer : torch optimizer class, default=torch.optim.SGD
         ``torch.optim.SGD`` (without ``optimizer_kwargs``) uses the compiled kernel on
-        the CPU; any other :class:`torch.optim.Optimizer` subclass (e.g.
-        ``torch.optim.Adam``) trains the discriminator by autograd with it.
+        the CPU, and becomes ``torch.optim.Adam`` at ``lr / 2.5`` where the kernel does
+        not run (a GPU); any other :class:`torch.optim.Optimizer` subclass (e.g.
+        ``torch.optim.Adam``), or SGD with options, trains the discriminator by autograd
+        with it, at ``lr``.
     optimizer_kwargs : dict or None, default=None
         Further options of the optimizer, e.g. ``{"weight_decay": 1e-4}`` (not ``lr``);
         a keyword the optimizer does not take is a ``ValueError``. Any option
@@ -282,10 +300,8 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         Where the networks train; ``"auto"`` takes a GPU when one is present. The
         compiled kernel runs on the CPU only: on a GPU (``"cuda"``, or ``"auto"``
         with a GPU present) both networks train by autograd, one step per batch, the
-        path the CPU takes for any other optimizer. With the default plain SGD that
-        path barely moves the vectors (a step on a batch's mean loss is word2vec's
-        per-example steps divided by ``batch_size``): on a GPU pass
-        ``optimizer=torch.optim.Adam`` and ``lr=1e-2`` (:ref:`gpu-check`).
+        path the CPU takes for any other optimizer, where the default plain SGD
+        becomes Adam at ``lr / 2.5`` (see ``optimizer``; :ref:`gpu-check`).
     random_state : int, RandomState instance or None, default=None
         Seeds the initial vectors, subsampling, windows and negatives.
     verbose : int, default=0
@@ -409,6 +425,44 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         "n_jobs": [Integral, None],
     }
 
+    _param_roles: dict = {
+        **BaseNCE._param_roles,
+        "window": APPLIED,
+        "shrink_windows": APPLIED,
+        "sample": APPLIED,
+        "n_negatives": APPLIED,
+        "noise_mixture": APPLIED,
+        "n_candidates": APPLIED,
+        "reward_temperature": APPLIED,
+        "reward_baseline": APPLIED,
+        "entropy_weight": APPLIED,
+        "mask_false_negatives": APPLIED,
+        "importance_weighting": APPLIED,
+        "max_importance_weight": APPLIED,
+        "generator_lr": APPLIED,
+        "adversarial_warmup": APPLIED,
+        "min_lr_ratio": APPLIED,
+        "tokenizer": APPLIED,
+        "weighting": APPLIED,
+        "sif_a": APPLIED,
+        "n_jobs": APPLIED,
+        "n_components": FIXED,
+        "architecture": FIXED,
+        "subwords": FIXED,
+        "min_n": Fixed("fixed the n-grams of each word and their rows"),
+        "max_n": Fixed("fixed the n-grams of each word and their rows"),
+        "bucket": Fixed("fixed the n-grams' rows"),
+        "generator_centre": FIXED,
+        "adversarial": Fixed("fixed the objective"),
+        "objective": Fixed("fixed the objective"),
+        "min_count": _VOCABULARY,
+        "max_vocab_size": _VOCABULARY,
+        "max_final_vocab": _VOCABULARY,
+        "trim_rule": _VOCABULARY,
+        "ns_exponent": Fixed("fixed the noise distribution"),
+        "init_vectors": Fixed("set where the vectors started"),
+    }
+
     def __init__(
         self,
         *,
@@ -517,10 +571,58 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         """word2vec's compiled SGD over ``n_jobs`` threads (where it applies, see the class);
         fastText's with ``subwords``."""
         step = SubwordKernelStep if self.subwords else ACEKernelStep
-        return step(effective_n_jobs(self.n_jobs))
+        return step(check_n_jobs(self.n_jobs))
+
+    def _continued_roles(self) -> dict:
+        """``min_lr_ratio`` is fixed when the fit planned no decay of the rate."""
+        roles = super()._continued_roles()
+        if "lr_decay" in dict(self.net_.callbacks_):
+            return roles
+        return {
+            **roles,
+            "min_lr_ratio": Fixed(
+                "planned no decay of the rate (min_lr_ratio=1, or an LRScheduler callback)"
+            ),
+        }
+
+    def _update_net(self, net) -> None:
+        """The step, the schedule's negatives and warm-up, the generator's settings and
+        rate, and the end of the rate's decay, from the parameters."""
+        super()._update_net(net)
+        net.config = dataclasses.replace(
+            net.config, n_negatives=self.n_negatives, adversarial_warmup=self.adversarial_warmup
+        )
+        decay = dict(net.callbacks_).get("lr_decay")
+        if decay is not None:
+            decay.end_ratio = self.min_lr_ratio
+        miner = net.miner
+        if miner is not None:
+            miner.settings = GeneratorSettings.of(self)
+            miner.lr = self.generator_lr
+            for group in net.optimizer_miner_.param_groups:
+                group["lr"] = self.generator_lr
+
+    def _discriminator_optimizer(self) -> DiscriminatorOptimizer:
+        """The discriminator's optimizer and rate where this fit's net trains."""
+        return DiscriminatorOptimizer.resolve(
+            self._make_step(),
+            self.optimizer,
+            self.optimizer_kwargs or {},
+            self.lr,
+            self._resolve_device(),  # a continued fit's: the device cannot change
+        )
+
+    def _optimizer_class(self) -> type:
+        """``optimizer``; plain SGD becomes Adam where the kernel does not run (a GPU)."""
+        return self._discriminator_optimizer().optimizer
+
+    def _fit_lr(self) -> float:
+        """``lr``; Adam's rate where plain SGD becomes Adam (see ``_optimizer_class``)."""
+        return self._discriminator_optimizer().lr
 
     def _check_params(self) -> None:
-        """Errors naming the fix for what the subword model does not do."""
+        """Errors naming the fix for what the subword model does not do, and for ``n_jobs``."""
+        check_n_jobs(self.n_jobs)
         if self.subwords and self.adversarial and self.generator_centre == "discriminator":
             raise ValueError(
                 "generator_centre='discriminator' reads one input row per word, and with "
@@ -932,6 +1034,20 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
     @property
     def _n_features_out(self) -> int:
         return self.n_components
+
+    _exported_methods = ("transform",)
+
+    def _inference_module(self, method: str) -> InferenceModule:
+        """``transform`` of word ids (``sknce.export.word_ids``): the weighted mean of
+        their vectors (with subwords, each word's vector, the mean of its rows)."""
+        sif = self.weighting == "sif"
+        body = WordMean(
+            self.vectors_,
+            word_weights(self),
+            self.weighting,
+            self.sif_component_ if sif else None,
+        )
+        return InferenceModule(body, n_features=None)
 
     def score(self, X, y=None) -> float:
         """Minus the discriminator's contrastive loss on the examples of a held-out corpus.
