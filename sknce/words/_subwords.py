@@ -16,14 +16,19 @@ bit for bit, as gensim's ``compute_ngrams_bytes`` and ``ft_hash_bytes`` do:
 * the n-grams of a word come in order of their first character, then of their
   length, and a repeated n-gram keeps each of its occurrences (its row counts
   twice in the mean, as in fastText).
+
+:func:`word_means` averages each word's rows into its vector. The compiled
+functions here are compiled (or loaded from numba's cache) on their first call,
+so that importing :class:`~sknce.words.SubwordVectors` does not import numba;
+they are called from Python, never from another compiled function.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 
 import numpy as np
-from numba import njit
 
 __all__ = [
     "FNV_OFFSET",
@@ -32,6 +37,7 @@ __all__ = [
     "ngram_buckets",
     "ngrams",
     "subword_table",
+    "word_means",
 ]
 
 #: 32-bit FNV-1a's offset basis and prime (fastText's ``Dictionary::hash``).
@@ -92,11 +98,35 @@ def ngrams(word: str, min_n: int, max_n: int) -> list[bytes]:
     return out
 
 
+def _njit_on_first_call(**options) -> Callable:
+    """numba's ``njit(**options)``, applied when the function is first called.
+
+    These kernels serve :class:`~sknce.words.SubwordVectors`, which are loaded
+    and queried without the trainer: importing numba costs about 125 MiB and
+    half a second, paid here only by the first table or mean computed.
+    """
+
+    def decorate(function: Callable) -> Callable:
+        @functools.cache
+        def compiled() -> Callable:
+            from numba import njit
+
+            return njit(**options)(function)
+
+        @functools.wraps(function)
+        def call(*args):
+            return compiled()(*args)
+
+        return call
+
+    return decorate
+
+
 _PRIME64 = np.uint64(FNV_PRIME)
 _LOW32 = np.uint64(0xFFFFFFFF)
 
 
-@njit(nogil=True, cache=True)
+@_njit_on_first_call(nogil=True, cache=True)
 def _hash_ngrams(data, starts, ends, min_n, max_n, bucket, counts_only, out):
     """Bucket of every n-gram of every word, words given as ``data[starts[w]:ends[w]]``.
 
@@ -197,3 +227,32 @@ def subword_table(words: Sequence[str], min_n: int, max_n: int, bucket: int):
     mask[table_ptr[:-1]] = False
     rows[mask] = buckets + n_words
     return table_ptr, rows
+
+
+@_njit_on_first_call(nogil=True, cache=True, fastmath=True)
+def word_means(
+    w_vocab: np.ndarray,
+    w_ngrams: np.ndarray,
+    table_ptr: np.ndarray,
+    table_rows: np.ndarray,
+    out: np.ndarray,
+) -> None:
+    """``out[w]`` = the mean of word ``w``'s rows, for every word, in place.
+
+    Row ``r`` of the table is ``w_vocab[r]`` below ``len(w_vocab)``, else
+    ``w_ngrams[r - len(w_vocab)]``. Summed in float64.
+    """
+    dim = w_vocab.shape[1]
+    n_words = w_vocab.shape[0]
+    acc = np.empty(dim, dtype=np.float64)
+    for w in range(table_ptr.shape[0] - 1):
+        lo, hi = table_ptr[w], table_ptr[w + 1]
+        acc[:] = 0.0
+        for t in range(lo, hi):
+            r = table_rows[t]
+            row = w_vocab[r] if r < n_words else w_ngrams[r - n_words]
+            for k in range(dim):
+                acc[k] += row[k]
+        inv = 1.0 / max(hi - lo, 1)
+        for k in range(dim):
+            out[w, k] = acc[k] * inv

@@ -11,14 +11,9 @@ from sknce.losses import negative_sampling
 from sknce.nn import SubwordSkipGram
 from sknce.words import SubwordVectors, load_facebook_vectors, save_facebook_model
 from sknce.words._kernels import sgd_cbow
-from sknce.words._subword_kernels import (
-    expand_bags,
-    input_bags,
-    sgd_subword_pairs,
-    word_means,
-)
+from sknce.words._subword_kernels import expand_bags, input_bags, sgd_subword_pairs
 from sknce.words._subword_model import SubwordKernelStep
-from sknce.words._subwords import ft_hash, ngrams, subword_table
+from sknce.words._subwords import ft_hash, ngrams, subword_table, word_means
 
 WORDS = ["walk", "walked", "talking", "cat", "dog", "dogs"]
 BUCKET, DIM = 23, 5
