@@ -15,8 +15,7 @@ and saving vectors imports neither torch, skorch nor the compiled kernels.
 
 from __future__ import annotations
 
-import importlib
-
+from sknce._lazy import lazy_names
 from sknce.words._fasttext_format import load_facebook_model
 from sknce.words._subword_vectors import (
     SubwordVectors,
@@ -46,11 +45,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'sknce.words' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, __all__)
