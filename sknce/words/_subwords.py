@@ -31,8 +31,11 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 __all__ = [
+    "AUTO_BUCKET_MAX",
+    "AUTO_ROWS_PER_NGRAM",
     "FNV_OFFSET",
     "FNV_PRIME",
+    "auto_bucket",
     "ft_hash",
     "ngram_buckets",
     "ngrams",
@@ -43,6 +46,10 @@ __all__ = [
 #: 32-bit FNV-1a's offset basis and prime (fastText's ``Dictionary::hash``).
 FNV_OFFSET = 2166136261
 FNV_PRIME = 16777619
+#: ``bucket="auto"``: this many rows per distinct n-gram of the vocabulary (about one
+#: n-gram in 20 then shares its row), at most fastText's and gensim's default.
+AUTO_ROWS_PER_NGRAM = 8
+AUTO_BUCKET_MAX = 2_000_000
 
 
 def ft_hash(data: bytes) -> int:
@@ -227,6 +234,30 @@ def subword_table(words: Sequence[str], min_n: int, max_n: int, bucket: int):
     mask[table_ptr[:-1]] = False
     rows[mask] = buckets + n_words
     return table_ptr, rows
+
+
+def auto_bucket(words: Sequence[str], min_n: int, max_n: int) -> int:
+    """The number of n-gram rows ``bucket="auto"`` gives a vocabulary.
+
+    :data:`AUTO_ROWS_PER_NGRAM` rows per distinct n-gram of the words (told apart
+    by their 32-bit hashes), at most :data:`AUTO_BUCKET_MAX`; 0 without n-grams.
+    fastText's 2,000,000 rows are made for vocabularies of millions of n-grams:
+    a smaller one trains a few percent of them, and the rest only hold memory
+    (763 MiB at 100 dimensions).
+
+    Parameters
+    ----------
+    words : sequence of str
+    min_n, max_n : int
+
+    Returns
+    -------
+    int
+    """
+    if max_n < min_n or not len(words):
+        return 0
+    hashes = ngram_buckets(words, min_n, max_n, 1 << 32)[1]
+    return min(AUTO_BUCKET_MAX, AUTO_ROWS_PER_NGRAM * int(np.unique(hashes).shape[0]))
 
 
 @_njit_on_first_call(nogil=True, cache=True, fastmath=True)

@@ -13,7 +13,15 @@ from sknce.words import SubwordVectors, load_facebook_vectors, save_facebook_mod
 from sknce.words._kernels import sgd_cbow
 from sknce.words._subword_kernels import expand_bags, input_bags, sgd_subword_pairs
 from sknce.words._subword_model import SubwordKernelStep
-from sknce.words._subwords import ft_hash, ngrams, subword_table, word_means
+from sknce.words._subwords import (
+    AUTO_BUCKET_MAX,
+    AUTO_ROWS_PER_NGRAM,
+    auto_bucket,
+    ft_hash,
+    ngrams,
+    subword_table,
+    word_means,
+)
 
 WORDS = ["walk", "walked", "talking", "cat", "dog", "dogs"]
 BUCKET, DIM = 23, 5
@@ -195,6 +203,33 @@ def test_fitted_vectors_are_means_of_the_trained_rows():
     # the vectors follow more training in place
     model.set_params(warm_start=True, max_epochs=1).fit(docs)
     np.testing.assert_allclose(model.vectors_[row], weight[[row, *grams]].mean(0), rtol=1e-5)
+
+
+def test_bucket_auto_sizes_the_table_from_the_vocabulary(tmp_path):
+    stems, _, docs = _planted()
+    assert ACEWord2Vec().bucket == "auto"
+    model = _fit(docs, bucket="auto", max_epochs=1)
+    wv = model.wv_
+    bucket = auto_bucket(wv.index_to_key, 3, 6)
+    assert wv.bucket == bucket and 0 < bucket < AUTO_BUCKET_MAX
+    weight = model.net_.module_.discriminator.input_embeddings.weight
+    assert weight.shape == (len(wv) + bucket, 16)
+    word = stems[0] + "ness"
+    unseen = [len(wv) + ft_hash(g) % bucket for g in ngrams(word, 3, 6)]
+    np.testing.assert_allclose(wv[word], weight.detach().numpy()[unseen].mean(0), rtol=1e-5)
+    save_facebook_model(tmp_path / "model.bin", wv)
+    back = load_facebook_vectors(tmp_path / "model.bin")
+    assert back.bucket == bucket
+    np.testing.assert_array_equal(back[word], wv[word])
+    assert _fit(docs, bucket="auto", max_n=2, max_epochs=1).wv_.bucket == 0  # no n-grams
+    with pytest.raises(ValueError, match="bucket"):
+        _fit(docs, bucket="Auto")
+
+
+def test_bucket_docstring_states_the_auto_rule():
+    doc = " ".join(ACEWord2Vec.__doc__.split())
+    assert f'``"auto"``: {AUTO_ROWS_PER_NGRAM} rows per distinct n-gram' in doc
+    assert f"at most {AUTO_BUCKET_MAX:,}" in doc
 
 
 def test_autograd_path_and_pickle():
