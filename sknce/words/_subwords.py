@@ -47,7 +47,8 @@ __all__ = [
 FNV_OFFSET = 2166136261
 FNV_PRIME = 16777619
 #: ``bucket="auto"``: this many rows per distinct n-gram of the vocabulary (about one
-#: n-gram in 20 then shares its row), at most fastText's and gensim's default.
+#: n-gram in 9 then shares its row with another, ``1 - exp(-1/8)``), at most fastText's
+#: and gensim's default.
 AUTO_ROWS_PER_NGRAM = 8
 AUTO_BUCKET_MAX = 2_000_000
 
