@@ -17,16 +17,15 @@ bit for bit, as gensim's ``compute_ngrams_bytes`` and ``ft_hash_bytes`` do:
   length, and a repeated n-gram keeps each of its occurrences (its row counts
   twice in the mean, as in fastText).
 
-:func:`word_means` averages each word's rows into its vector. The compiled
-functions here are compiled (or loaded from numba's cache) on their first call,
-so that importing :class:`~sknce.words.SubwordVectors` does not import numba;
-they are called from Python, never from another compiled function.
+:func:`word_means` averages each word's rows into its vector. Everything here
+is numpy, vectorised over the n-grams or the rows, so that loading and querying
+:class:`~sknce.words.SubwordVectors` imports no compiler (numba costs about
+60 MiB and its compiled code as much again).
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -106,68 +105,39 @@ def ngrams(word: str, min_n: int, max_n: int) -> list[bytes]:
     return out
 
 
-def _njit_on_first_call(**options) -> Callable:
-    """numba's ``njit(**options)``, applied when the function is first called.
+#: Words cut into n-grams, or averaged, at a time: a bound on the temporary arrays
+#: (tens of MiB) for any vocabulary.
+_WORDS_PER_CHUNK = 1 << 16
 
-    These kernels serve :class:`~sknce.words.SubwordVectors`, which are loaded
-    and queried without the trainer: importing numba costs about 125 MiB and
-    half a second, paid here only by the first table or mean computed.
+
+def _ngram_spans(data, starts, ends, min_n, max_n):
+    """Byte spans of every n-gram of the words ``data[starts[w]:ends[w]]``, in fastText's order.
+
+    Returns the first byte, the end byte and the word of each n-gram.
     """
-
-    def decorate(function: Callable) -> Callable:
-        @functools.cache
-        def compiled() -> Callable:
-            from numba import njit
-
-            return njit(**options)(function)
-
-        @functools.wraps(function)
-        def call(*args):
-            return compiled()(*args)
-
-        return call
-
-    return decorate
+    first = np.flatnonzero((data & 0xC0) != 0x80)  # the bytes that start a character
+    bounds = np.append(first, data.shape[0])
+    word = np.searchsorted(ends, first, side="right")
+    # characters of the word from each character on
+    left = np.searchsorted(first, ends[word]) - np.arange(first.shape[0])
+    lengths = np.arange(min_n, max_n + 1)
+    # rows: characters (so words, then first characters), columns: lengths, as fastText
+    valid = lengths[None, :] <= left[:, None]
+    if min_n == 1:  # "<" and ">" alone are no n-grams
+        valid[:, 0] &= (first != starts[word]) & (left != 1)
+    char, column = np.nonzero(valid)
+    return first[char], bounds[char + lengths[column]], word[char]
 
 
-_PRIME64 = np.uint64(FNV_PRIME)
-_LOW32 = np.uint64(0xFFFFFFFF)
-
-
-@_njit_on_first_call(nogil=True, cache=True)
-def _hash_ngrams(data, starts, ends, min_n, max_n, bucket, counts_only, out):
-    """Bucket of every n-gram of every word, words given as ``data[starts[w]:ends[w]]``.
-
-    With ``counts_only`` returns the number of n-grams of each word; otherwise
-    writes the buckets, word after word, into ``out`` and returns the counts.
-    """
-    n_words = starts.shape[0]
-    counts = np.zeros(n_words, dtype=np.int64)
-    m = 0
-    for w in range(n_words):
-        lo, hi = starts[w], ends[w]
-        for i in range(lo, hi):
-            if data[i] & 0xC0 == 0x80:
-                continue
-            j, n = i, 1
-            h = np.uint32(FNV_OFFSET)
-            while j < hi and n <= max_n:
-                # extend the n-gram by one character, hashing its bytes as they come
-                while True:
-                    byte = np.int64(data[j])
-                    if byte >= 0x80:
-                        byte |= 0xFFFFFF00
-                    h = np.uint32((np.uint64(h ^ np.uint32(byte)) * _PRIME64) & _LOW32)
-                    j += 1
-                    if j >= hi or data[j] & 0xC0 != 0x80:
-                        break
-                if n >= min_n and not (n == 1 and (i == lo or j == hi)):
-                    if not counts_only:
-                        out[m] = np.int64(h) % bucket
-                    m += 1
-                    counts[w] += 1
-                n += 1
-    return counts
+def _fnv_buckets(data, lo, hi, bucket):
+    """``ft_hash(data[lo[i]:hi[i]]) % bucket`` for every span, vectorised over the spans."""
+    h = np.full(lo.shape[0], FNV_OFFSET, dtype=np.uint32)
+    signed = data.astype(np.uint32)
+    signed[data >= 0x80] |= np.uint32(0xFFFFFF00)  # fastText's sign-extended int8_t
+    for k in range(int((hi - lo).max(initial=0))):
+        live = np.flatnonzero(lo + k < hi)
+        h[live] = (h[live] ^ signed[lo[live] + k]) * np.uint32(FNV_PRIME)  # wraps mod 2**32
+    return h.astype(np.int64) % bucket
 
 
 def ngram_buckets(words: Sequence[str], min_n: int, max_n: int, bucket: int):
@@ -188,17 +158,18 @@ def ngram_buckets(words: Sequence[str], min_n: int, max_n: int, bucket: int):
     buckets : int64 array
         ``ft_hash(ngram) % bucket`` of each n-gram, in :func:`ngrams`' order.
     """
-    encoded = [f"<{w}>".encode() for w in words]
-    lengths = np.fromiter((len(b) for b in encoded), dtype=np.int64, count=len(encoded))
-    ends = np.cumsum(lengths)
-    starts = ends - lengths
-    data = np.frombuffer(b"".join(encoded), dtype=np.uint8)
-    empty = np.empty(0, dtype=np.int64)
-    counts = _hash_ngrams(data, starts, ends, min_n, max_n, bucket, True, empty)
-    ptr = np.zeros(len(encoded) + 1, dtype=np.int64)
-    np.cumsum(counts, out=ptr[1:])
-    buckets = np.empty(ptr[-1], dtype=np.int64)
-    _hash_ngrams(data, starts, ends, min_n, max_n, bucket, False, buckets)
+    ptr = np.zeros(len(words) + 1, dtype=np.int64)
+    parts = []
+    for lo in range(0, len(words), _WORDS_PER_CHUNK):
+        encoded = [f"<{w}>".encode() for w in words[lo : lo + _WORDS_PER_CHUNK]]
+        lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
+        ends = np.cumsum(lengths)
+        data = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+        first, end, word = _ngram_spans(data, ends - lengths, ends, min_n, max_n)
+        parts.append(_fnv_buckets(data, first, end, bucket))
+        ptr[lo + 1 : lo + 1 + len(encoded)] = np.bincount(word, minlength=len(encoded))
+    np.cumsum(ptr, out=ptr)
+    buckets = np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
     return ptr, buckets
 
 
@@ -261,7 +232,6 @@ def auto_bucket(words: Sequence[str], min_n: int, max_n: int) -> int:
     return min(AUTO_BUCKET_MAX, AUTO_ROWS_PER_NGRAM * int(np.unique(hashes).shape[0]))
 
 
-@_njit_on_first_call(nogil=True, cache=True, fastmath=True)
 def word_means(
     w_vocab: np.ndarray,
     w_ngrams: np.ndarray,
@@ -272,19 +242,26 @@ def word_means(
     """``out[w]`` = the mean of word ``w``'s rows, for every word, in place.
 
     Row ``r`` of the table is ``w_vocab[r]`` below ``len(w_vocab)``, else
-    ``w_ngrams[r - len(w_vocab)]``. Summed in float64.
+    ``w_ngrams[r - len(w_vocab)]``; a word without rows gets zeros. Each mean is a
+    sparse row of weights ``1 / n_rows`` times each table (scipy's compiled product),
+    summed in the tables' float32 as fastText sums a word's rows, a bounded
+    number of words at a time.
     """
-    dim = w_vocab.shape[1]
-    n_words = w_vocab.shape[0]
-    acc = np.empty(dim, dtype=np.float64)
-    for w in range(table_ptr.shape[0] - 1):
-        lo, hi = table_ptr[w], table_ptr[w + 1]
-        acc[:] = 0.0
-        for t in range(lo, hi):
-            r = table_rows[t]
-            row = w_vocab[r] if r < n_words else w_ngrams[r - n_words]
-            for k in range(dim):
-                acc[k] += row[k]
-        inv = 1.0 / max(hi - lo, 1)
-        for k in range(dim):
-            out[w, k] = acc[k] * inv
+    from scipy.sparse import csr_matrix
+
+    n_vocab = w_vocab.shape[0]
+    n_words = table_ptr.shape[0] - 1
+    sizes = np.diff(table_ptr)
+    for lo in range(0, n_words, _WORDS_PER_CHUNK):
+        hi = min(lo + _WORDS_PER_CHUNK, n_words)
+        rows = table_rows[table_ptr[lo] : table_ptr[hi]]
+        word = np.repeat(np.arange(hi - lo), sizes[lo:hi])
+        weight = (1 / np.maximum(sizes[lo:hi], 1)).astype(out.dtype)[word]
+        out[lo:hi] = 0
+        ngram = rows >= n_vocab
+        for own, table in ((~ngram, w_vocab), (ngram, w_ngrams)):
+            ptr = np.zeros(hi - lo + 1, dtype=np.int64)
+            np.cumsum(np.bincount(word[own], minlength=hi - lo), out=ptr[1:])
+            columns = rows[own] - (n_vocab if table is w_ngrams else 0)
+            part = csr_matrix((weight[own], columns, ptr), shape=(hi - lo, len(table)))
+            out[lo:hi] += part @ table

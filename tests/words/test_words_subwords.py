@@ -70,6 +70,18 @@ def test_buckets_match_gensim(min_n, max_n, bucket):
         assert buckets[ptr[i] : ptr[i + 1]].tolist() == expected
 
 
+def test_buckets_in_chunks_of_words_are_the_same(monkeypatch):
+    from sknce.words import _subwords
+
+    words = WORDS + ["日本語", "é", "", "ab"] * 3
+    whole = ngram_buckets(words, 1, 6, 97)
+    monkeypatch.setattr(_subwords, "_WORDS_PER_CHUNK", 4)
+    chunked = ngram_buckets(words, 1, 6, 97)
+    assert all(np.array_equal(a, b) for a, b in zip(whole, chunked))
+    ptr, buckets = ngram_buckets([], 3, 6, 97)
+    assert ptr.tolist() == [0] and buckets.shape == (0,) and buckets.dtype == np.int64
+
+
 def test_auto_bucket_gives_rows_per_distinct_ngram_up_to_fasttexts():
     distinct = {gram for word in WORDS for gram in ngrams(word, 3, 6)}
     assert auto_bucket(WORDS, 3, 6) == AUTO_ROWS_PER_NGRAM * len(distinct)

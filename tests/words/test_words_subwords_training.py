@@ -62,6 +62,22 @@ def test_word_means_by_brute_force():
         np.testing.assert_allclose(out[i], w[[i, *grams]].mean(0), rtol=1e-5)
 
 
+def test_word_means_in_chunks_and_of_words_without_rows(monkeypatch):
+    from sknce.words import _subwords
+
+    rng = np.random.default_rng(0)
+    w_vocab, w_ngrams = rng.normal(size=(4, 3)), rng.normal(size=(5, 3))
+    ptr = np.array([0, 3, 3, 4, 9], dtype=np.int64)  # word 1 has no rows
+    rows = np.array([0, 4, 4, 2, 3, 8, 5, 6, 1], dtype=np.int64)
+    table = np.vstack([w_vocab, w_ngrams])
+    expected = [table[rows[a:b]].mean(0) if b > a else np.zeros(3) for a, b in zip(ptr, ptr[1:])]
+    for words in (1, 3, 1 << 16):  # a word per chunk, three words, all at once
+        monkeypatch.setattr(_subwords, "_WORDS_PER_CHUNK", words)
+        out = np.full((4, 3), np.nan, dtype=np.float32)
+        word_means(w_vocab, w_ngrams, ptr, rows, out)
+        np.testing.assert_allclose(out, expected, rtol=1e-6)
+
+
 @pytest.mark.parametrize("cbow", [False, True])
 def test_kernel_step_is_minus_lr_times_the_subword_gradient(cbow):
     """One example: the kernel's in-place step is -lr times autograd's gradient."""

@@ -1,4 +1,4 @@
-"""Word vectors load, answer and save without the trainer: no torch, no skorch.
+"""Word vectors load, answer and save without the trainer: no torch, skorch or numba.
 
 Each check runs in a fresh interpreter, since this test session has imported torch
 long ago.
@@ -55,7 +55,7 @@ assert np.array_equal(back["kingdom"], sw["kingdom"])
 assert load_facebook_model(tmp / "model.bin").words == words
 back.save_facebook_vec(tmp / "model.vec")
 
-heavy = sorted({"torch", "skorch"} & set(sys.modules))
+heavy = sorted({"torch", "skorch", "numba"} & set(sys.modules))
 print("loaded:", heavy)
 assert not heavy, f"loading and querying vectors imported {heavy}"
 """
@@ -87,7 +87,7 @@ def _run(code: str, *args) -> subprocess.CompletedProcess:
     return subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
 
 
-def test_vectors_load_query_and_save_without_torch_or_skorch(tmp_path):
+def test_vectors_load_query_and_save_without_torch_skorch_or_numba(tmp_path):
     result = _run(ROUND_TRIP, tmp_path)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "loaded: []" in result.stdout
@@ -98,6 +98,8 @@ def test_the_check_fails_when_torch_is_loaded(tmp_path):
     result = _run("import torch\n" + ROUND_TRIP, tmp_path)
     assert result.returncode != 0
     assert "imported ['torch']" in result.stderr
+    result = _run("import numba\n" + ROUND_TRIP, tmp_path)
+    assert "imported ['numba']" in result.stderr
 
 
 @pytest.mark.parametrize("code", [TRAINER_NAMES], ids=["trainer-names"])
