@@ -123,7 +123,7 @@ def _ngram_spans(data, starts, ends, min_n, max_n):
     lengths = np.arange(min_n, max_n + 1)
     # rows: characters (so words, then first characters), columns: lengths, as fastText
     valid = lengths[None, :] <= left[:, None]
-    if min_n == 1:  # "<" and ">" alone are no n-grams
+    if min_n == 1 <= max_n:  # "<" and ">" alone are no n-grams
         valid[:, 0] &= (first != starts[word]) & (left != 1)
     char, column = np.nonzero(valid)
     return first[char], bounds[char + lengths[column]], word[char]

@@ -78,6 +78,8 @@ def test_buckets_in_chunks_of_words_are_the_same(monkeypatch):
     monkeypatch.setattr(_subwords, "_WORDS_PER_CHUNK", 4)
     chunked = ngram_buckets(words, 1, 6, 97)
     assert all(np.array_equal(a, b) for a, b in zip(whole, chunked))
+    ptr, buckets = ngram_buckets(words, 1, 0, 97)  # no lengths: no n-grams
+    assert ptr.tolist() == [0] * (len(words) + 1) and buckets.shape == (0,)
     ptr, buckets = ngram_buckets([], 3, 6, 97)
     assert ptr.tolist() == [0] and buckets.shape == (0,) and buckets.dtype == np.int64
 
