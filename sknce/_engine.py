@@ -40,6 +40,7 @@ from sknce._checkpoints import checkpoint_saves, save_params_atomically
 from sknce._data import check_batch
 from sknce._random import Seeds
 from sknce._steps import AutogradStep, Miner, TrainStep
+from sknce._weights import check_weighted_examples
 
 __all__ = [
     "BatchIterator",
@@ -178,7 +179,9 @@ class HoldOut:
         self.seeds = seeds
 
     def __call__(self, dataset, y=None, **fit_params):
-        return dataset.split(self.fraction, self.seeds.numpy("split"))
+        train, valid = dataset.split(self.fraction, self.seeds.numpy("split"))
+        check_weighted_examples(train, held_out=True)
+        return train, valid
 
 
 class NCENet(NeuralNet):

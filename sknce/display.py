@@ -259,6 +259,28 @@ class SimplexETFDisplay:
         return self
 
 
+def _word_vectors(source) -> tuple[dict, np.ndarray]:
+    """The word index and matrix of a fitted ACEWord2Vec or of WordVectors.
+
+    An unfitted estimator is a ``NotFittedError``; anything else without word
+    vectors a ``TypeError`` saying what is needed.
+    """
+    if hasattr(source, "fit") and hasattr(source, "get_params"):
+        check_is_fitted(source, "vectors_")
+        if not hasattr(source, "vocabulary_"):
+            raise TypeError(
+                f"{type(source).__name__} holds no word vectors (vocabulary_ and vectors_); "
+                "pass a fitted ACEWord2Vec or WordVectors."
+            )
+        return source.vocabulary_, source.vectors_
+    if hasattr(source, "key_to_index") and hasattr(source, "vectors"):
+        return source.key_to_index, source.vectors
+    raise TypeError(
+        f"WordProjectionDisplay needs a fitted ACEWord2Vec or WordVectors, got "
+        f"{type(source).__name__}."
+    )
+
+
 class WordProjectionDisplay:
     """Chosen words placed by the first two principal components of their vectors.
 
@@ -309,10 +331,13 @@ class WordProjectionDisplay:
         """
         from sklearn.decomposition import PCA
 
-        index = getattr(estimator, "vocabulary_", None)
-        vectors = getattr(estimator, "vectors_", None)
-        if index is None:
-            index, vectors = estimator.key_to_index, estimator.vectors
+        index, vectors = _word_vectors(estimator)
+        if isinstance(words, str) or not all(isinstance(w, str) for w in words):
+            raise TypeError(
+                f"words must be a list of words (str), got {words!r:.60}; e.g. "
+                "['king', 'queen', 'man', 'woman']."
+            )
+        words = list(words)
         missing = [w for w in words if w not in index]
         if missing:
             raise KeyError(

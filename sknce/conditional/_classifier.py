@@ -32,7 +32,8 @@ from sknce._data import (
     rows_to_tensor,
 )
 from sknce._steps import TrainStep
-from sknce._validation import all_strings, encode_labels
+from sknce._validation import all_strings, check_no_missing_labels, encode_labels
+from sknce._weights import score_weights
 from sknce.conditional._kernel_step import BagRankingStep
 from sknce.conditional._sampler import LabelSampler
 from sknce.losses import (
@@ -128,6 +129,7 @@ def _check_targets(y, multilabel: bool = False) -> str:
     if all_strings(y):
         # what type_of_target says of 1-D strings (or "binary"), without its sort of them
         return "multiclass"
+    check_no_missing_labels(y)
     try:
         y_type = type_of_target(y, input_name="y")
     except ValueError as error:  # ragged lists of labels: sklearn's "legacy" format
@@ -768,6 +770,12 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
                 f"A 2-D y is a label indicator of 0/1 values (multi-label); got the values "
                 f"{values[:5].tolist()}. Binarize it, e.g. (Y > 0).astype(int)."
             )
+        if multilabel and not (values == 1).any():
+            raise ValueError(
+                "y is a label indicator without any label (every entry is 0): there is "
+                "nothing to fit. Mark each row's labels with 1 (a row without labels "
+                "teaches nothing)."
+            )
         if not reset and (not self.multilabel_ or n_labels != len(self.classes_)):
             raise ValueError(
                 f"This estimator was fitted on a label indicator of {len(self.classes_)} "
@@ -1307,6 +1315,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         float
         """
         y_pred = self.predict(X)
+        sample_weight = score_weights(sample_weight, len(y_pred))
         if self.multilabel_:
             return float(accuracy_score(y, y_pred, sample_weight=sample_weight))
         return float(accuracy_score(check_sortable_labels(y), y_pred, sample_weight=sample_weight))

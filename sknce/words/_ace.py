@@ -35,6 +35,7 @@ from sknce.words._net import ACEConfig, ACEKernelStep, ACEMiner, ACENet, Generat
 from sknce.words._sampler import CorpusDataset, WordSampler
 from sknce.words._subword_model import (
     SubwordKernelStep,
+    check_subword_memory,
     renew_subword_noise,
     subword_discriminator,
     subword_vectors,
@@ -514,7 +515,9 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         return step(effective_n_jobs(self.n_jobs))
 
     def _check_params(self) -> None:
-        """Errors naming the fix for what the subword model does not do."""
+        """Errors naming the fix for what the subword model does not do, or cannot hold."""
+        if self.subwords:
+            check_subword_memory(self.bucket, self.n_components)
         if self.subwords and self.adversarial and self.generator_centre == "discriminator":
             raise ValueError(
                 "generator_centre='discriminator' reads one input row per word, and with "
@@ -529,7 +532,7 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         return ACEMiner(self.generator_lr, GeneratorSettings.of(self))
 
     def _divergence_hint(self) -> str:
-        hint = f"Lower lr (now {self.lr})"
+        hint = "Lower lr (this call ran at {lr})"
         if self.adversarial and self.importance_weighting:
             hint += (
                 f", lower max_importance_weight (now {self.max_importance_weight}), or set "
