@@ -380,7 +380,13 @@ def write_facebook_model(
         )
     entries = []
     for word, count in zip(words, counts):
-        data = word.encode(encoding)
+        try:
+            data = word.encode(encoding)
+        except UnicodeEncodeError as error:
+            raise ValueError(
+                f"the word {word!r} cannot be written in {encoding} ({error.reason}); save "
+                "with encoding='utf-8'."
+            ) from None
         if b"\x00" in data:
             raise ValueError(
                 f"the word {word!r} holds a NUL character, fastText's end of a word; remove it."
