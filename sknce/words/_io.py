@@ -192,6 +192,7 @@ def read_word2vec(
         raise TypeError(f"datatype must be a float type, got {datatype}.")
     codecs.lookup(encoding)  # an unknown encoding fails here, not after a long read
     recover(path)  # finish a save of the file that a kill interrupted
+    _check_not_foreign(path)
     with file_errors(path):
         detected = is_binary_word2vec(path) if binary in (None, True) else False
         if binary is None:
@@ -206,6 +207,19 @@ def read_word2vec(
         if binary:
             return reader.read_binary()
         return reader.read_text()
+
+
+#: What a word2vec file never starts as (checked on files not named .gz or .bz2).
+_FOREIGN = ("a fastText", "a Python pickle", "a WordVectors.save", "a numpy", "a zip")
+
+
+def _check_not_foreign(path: PathType) -> None:
+    """Raise a ValueError naming the format of a file that is no word2vec file at all."""
+    if Path(path).suffix in _MAX_RATIO or not os.path.isfile(path):
+        return  # compressed: its content is checked as it is read; a missing file: OSError
+    found = describe_file(path)
+    if found.startswith(_FOREIGN):
+        raise ValueError(f"{path} is not a word2vec file: it is {found}.{_format_hint(path)}")
 
 
 def is_binary_word2vec(path: PathType) -> bool:
@@ -837,12 +851,12 @@ def _native_meta(path: PathType) -> dict:
     except (UnicodeDecodeError, json.JSONDecodeError):
         meta = None
     if not isinstance(meta, dict) or meta.get("format") != _NATIVE_FORMAT:
-        found = describe_file(path)
+        found, hint = describe_file(path), _format_hint(path)
         if raw[:1] == b"{" and "native" in found:
-            found = "a truncated or damaged one"
+            found, hint = "a truncated or damaged one", ""
         raise ValueError(
             f"{path} is not a file written by WordVectors.save, or it is truncated or "
-            f"damaged: it is {found}.{_format_hint(path) or ' Save the vectors again.'}"
+            f"damaged: it is {found}.{hint or ' Save the vectors again.'}"
         )
     if meta.get("version") not in (1, _NATIVE_VERSION):
         raise ValueError(
