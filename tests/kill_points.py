@@ -103,17 +103,22 @@ class Native:
     def save(self, wv, directory: Path) -> None:
         wv.save(directory / "m.wv")
 
-    def state(self, directory: Path, old, new) -> str:
+    def load(self, directory: Path):
         from sknce.words import WordVectors
 
+        return WordVectors.load(directory / "m.wv")
+
+    def same(self, back, wv) -> bool:
+        return back.index_to_key == wv.index_to_key and _equal(back.vectors, wv.vectors)
+
+    def state(self, directory: Path, old, new) -> str:
+        """``"old"`` or ``"new"``: whose content the files hold; else what is wrong."""
         try:
-            back = WordVectors.load(directory / "m.wv")
+            back = self.load(directory)
         except (ValueError, OSError) as error:
             return f"error: {error}"
-        for name, wv in (("old", old), ("new", new)):
-            if back.index_to_key == wv.index_to_key and _equal(back.vectors, wv.vectors):
-                return name
-        return "mixed"
+        found = [name for name, wv in (("old", old), ("new", new)) if self.same(back, wv)]
+        return found[0] if found else "mixed"
 
 
 class Word2VecWithVocab(Native):
@@ -132,20 +137,13 @@ class Word2VecWithVocab(Native):
     def save(self, wv, directory: Path) -> None:
         wv.save_word2vec_format(directory / "v.txt", fvocab=directory / "v.vocab")
 
-    def state(self, directory: Path, old, new) -> str:
+    def load(self, directory: Path):
         from sknce.words import WordVectors
 
-        try:
-            back = WordVectors.load_word2vec_format(
-                directory / "v.txt", fvocab=directory / "v.vocab"
-            )
-        except (ValueError, OSError) as error:
-            return f"error: {error}"
-        for name, wv in (("old", old), ("new", new)):
-            same = back.index_to_key == wv.index_to_key and _equal(back.vectors, wv.vectors)
-            if same and _equal(back.expandos["count"], wv.expandos["count"]):
-                return name
-        return "mixed"
+        return WordVectors.load_word2vec_format(directory / "v.txt", fvocab=directory / "v.vocab")
+
+    def same(self, back, wv) -> bool:
+        return super().same(back, wv) and _equal(back.expandos["count"], wv.expandos["count"])
 
 
 class Word2VecBinary(Native):
@@ -156,20 +154,13 @@ class Word2VecBinary(Native):
     def save(self, wv, directory: Path) -> None:
         wv.save_word2vec_format(directory / "v.bin", binary=True)
 
-    def state(self, directory: Path, old, new) -> str:
+    def load(self, directory: Path):
         from sknce.words import WordVectors
 
-        try:
-            back = WordVectors.load_word2vec_format(directory / "v.bin", binary=True)
-        except (ValueError, OSError) as error:
-            return f"error: {error}"
-        for name, wv in (("old", old), ("new", new)):
-            if back.index_to_key == wv.index_to_key and _equal(back.vectors, wv.vectors):
-                return name
-        return "mixed"
+        return WordVectors.load_word2vec_format(directory / "v.bin", binary=True)
 
 
-class FastText:
+class FastText(Native):
     """``SubwordVectors.save``: a fastText ``.bin`` file."""
 
     targets = ("f.bin",)
@@ -187,17 +178,13 @@ class FastText:
     def save(self, wv, directory: Path) -> None:
         wv.save(directory / "f.bin")
 
-    def state(self, directory: Path, old, new) -> str:
+    def load(self, directory: Path):
         from sknce.words import SubwordVectors
 
-        try:
-            back = SubwordVectors.load(directory / "f.bin")
-        except (ValueError, OSError) as error:
-            return f"error: {error}"
-        for name, wv in (("old", old), ("new", new)):
-            if _equal(back.vectors_ngrams, wv.vectors_ngrams):
-                return name
-        return "mixed"
+        return SubwordVectors.load(directory / "f.bin")
+
+    def same(self, back, wv) -> bool:
+        return _equal(back.vectors_ngrams, wv.vectors_ngrams)
 
 
 class Chunks:

@@ -21,7 +21,7 @@ from sknce.words._fasttext_format import load_facebook_model, write_facebook_mod
 from sknce.words._io import iter_word_pairs
 from sknce.words._subword_kernels import word_means
 from sknce.words._subwords import ngram_buckets, subword_table
-from sknce.words._vectors import WordVectors, _ensure_list, _first_nonfinite_row, _unitvec
+from sknce.words._vectors import WordVectors, _check_finite_rows, _ensure_list, _unitvec
 
 __all__ = ["SubwordVectors", "load_facebook_vectors", "save_facebook_model"]
 
@@ -121,15 +121,14 @@ class SubwordVectors(WordVectors):
                 f"vectors_ngrams has shape {vectors_ngrams.shape} but the word vectors have "
                 f"{vectors_vocab.shape[1]} dimensions; pass a (bucket, n_dims) matrix."
             )
-        bad = _first_nonfinite_row(vectors_ngrams)
-        if bad is not None:
-            rest = np.count_nonzero(~np.isfinite(vectors_ngrams[bad + 1 :]).all(axis=1))
-            others = f" and {rest} more rows" if rest else ""
-            raise ValueError(
-                f"n-gram row {bad}{others} of vectors_ngrams has non-finite values (NaN or inf, "
-                "or beyond float32's range); every string's vector would be NaN. Fix or zero "
-                "those rows."
-            )
+        _check_finite_rows(
+            vectors_ngrams,
+            lambda bad, rest: (
+                f"n-gram row {bad}{f' and {rest} more rows' if rest else ''} of vectors_ngrams "
+                "has non-finite values (NaN or inf, or beyond float32's range); every "
+                "string's vector would be NaN. Fix or zero those rows."
+            ),
+        )
         super().__init__(words, vectors_vocab.copy(), counts=counts)
         self.vectors_vocab = vectors_vocab
         self.vectors_ngrams = vectors_ngrams
