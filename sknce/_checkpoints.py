@@ -45,7 +45,7 @@ def save_params_atomically(save_params, net, files: dict, use_safetensors: bool)
     """skorch's ``save_params``, each file written whole or not at all.
 
     Each file named by a path is written to a verified temporary file that then
-    replaces it (:mod:`sknce._files`): a full disk or a killed process leaves the
+    replaces it (``sknce._files``): a full disk or a killed process leaves the
     previous file as it was, where skorch's own save leaves it truncated or empty.
     While the callbacks of an epoch's end run (:func:`checkpoint_saves`), the files
     join that event's transaction and replace their targets together when the
@@ -87,7 +87,7 @@ def checkpoint_saves(net, method_name: str):
     At the end of an epoch (and of training) skorch's ``Checkpoint`` saves each file
     by a separate call and catches the errors, logging them (silent at
     ``verbose=0``) and training on. Here the files join one transaction
-    (:class:`sknce._files.Transaction`), committed when the callbacks have run: all
+    (``sknce._files.Transaction``), committed when the callbacks have run: all
     of the epoch's files replace the previous checkpoint together, or, if one failed
     (a full disk), none does and the fit stops with an ``OSError`` naming the file
     and the cause.

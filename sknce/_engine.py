@@ -255,7 +255,7 @@ class NCENet(NeuralNet):
     ):
         """skorch's ``save_params``, each file written whole or not at all.
 
-        See :func:`sknce._checkpoints.save_params_atomically`.
+        See ``sknce._checkpoints.save_params_atomically``.
         """
         files = dict(
             f_params=f_params,
@@ -269,7 +269,7 @@ class NCENet(NeuralNet):
     def notify(self, method_name, **cb_kwargs):
         """skorch's ``notify``; the checkpoint files its callbacks save switch in together.
 
-        See :func:`sknce._checkpoints.checkpoint_saves`.
+        See ``sknce._checkpoints.checkpoint_saves``.
         """
         with checkpoint_saves(self, method_name):
             super().notify(method_name, **cb_kwargs)

@@ -215,7 +215,7 @@ def save_npz_chunks(
     Notes
     -----
     Each file is written to a temporary file in ``directory``, verified, and renamed
-    over its target only once complete (:func:`sknce._files.atomic_write`), so an
+    over its target only once complete (``sknce._files.atomic_write``), so an
     error, a full disk or a killed process never leaves a truncated chunk, nor
     damages an existing file of the same name; a full disk is an ``OSError`` naming
     the file. The temporary files of killed saves into ``directory`` are removed.

@@ -312,7 +312,7 @@ def write_facebook_model(
     The layout of gensim's ``save_facebook_model`` (version 12), which fastText
     reads: the header, the dictionary (words and counts), the word rows then the
     n-gram rows as the input matrix, and the output matrix. Written through
-    :func:`sknce._files.atomic_write` (verified, then renamed over ``path``).
+    ``sknce._files.atomic_write`` (verified, then renamed over ``path``).
     :func:`~sknce.words.save_facebook_model` writes a
     :class:`~sknce.words.SubwordVectors` with it.
 

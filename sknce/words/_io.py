@@ -8,7 +8,7 @@ apart from ``KeyedVectors``):
   GloVe's header-less text) into a matrix preallocated from the header and
   filled in chunks, so that a load needs little more memory than the matrix;
 - :func:`write_word2vec`, :func:`write_native` write through
-  :mod:`sknce._files` (a verified temporary file renamed over the target, files
+  ``sknce._files`` (a verified temporary file renamed over the target, files
   of a pair switched together), so a failed or killed save never leaves a
   truncated file, nor a pair of two saves;
 - :func:`read_native` maps the native format's ``.npy`` matrix (``mmap="r"``)
