@@ -56,7 +56,10 @@ def check_no_missing_labels(y, name: str = "y") -> None:
     name : str, default="y"
         The input's name in the message.
     """
-    y = np.asarray(y)
+    try:
+        y = np.asarray(y)
+    except ValueError:  # ragged lists (label sets): what they are is said elsewhere
+        return
     if y.dtype != object:
         return
     missing = [i for i, v in enumerate(y.ravel()) if _missing(v)]
