@@ -90,7 +90,8 @@ def checkpoint_saves(net, method_name: str):
     (``sknce._files.Transaction``), committed when the callbacks have run: all
     of the epoch's files replace the previous checkpoint together, or, if one failed
     (a full disk), none does and the fit stops with an ``OSError`` naming the file
-    and the cause.
+    and the cause. A callback that stops the fit (``KeyboardInterrupt``, an error)
+    after the checkpoint saved keeps the files saved, as skorch does.
 
     Parameters
     ----------
@@ -104,11 +105,21 @@ def checkpoint_saves(net, method_name: str):
     transaction = vars(net)[_PENDING] = Transaction()
     try:
         yield
-    except BaseException:
-        transaction.abort()
+    except BaseException as stop:
+        # A later callback stopped the fit (a KeyboardInterrupt ends it gracefully):
+        # the files saved before it are whole, and are kept as skorch keeps them.
+        try:
+            _commit(transaction)
+        except Exception as error:
+            stop.add_note(str(error))
         raise
     finally:
         vars(net).pop(_PENDING, None)
+    _commit(transaction)
+
+
+def _commit(transaction: Transaction) -> None:
+    """Switch in an event's checkpoint files; an error that says the fit stops."""
     stops = "The fit stops rather than train on without its checkpoint."
     try:
         transaction.commit()

@@ -27,7 +27,7 @@ import torch.nn.functional as F
 from sklearn.utils.validation import check_is_fitted
 from torch import nn
 
-from sknce._files import staged_files
+from sknce import _files
 
 __all__ = ["to_onnx", "to_torch_export", "to_torch_module", "word_ids"]
 
@@ -392,7 +392,7 @@ def to_onnx(estimator, path: str | Path, method: str | None = None) -> Path:
     program = to_torch_export(estimator, method)
     path = Path(path)
     # Written beside path and verified, then renamed over it (with its .data file).
-    with warnings.catch_warnings(), staged_files(path, verify=_check_onnx_file) as staged:
+    with warnings.catch_warnings(), _files.staged_files(path, verify=_check_onnx_file) as staged:
         # torch's exporter calls its own deprecated pytree API (torch 2.13); not ours to fix.
         warnings.filterwarnings(
             "ignore", re.escape("`isinstance(treespec, LeafSpec)`"), FutureWarning
