@@ -77,9 +77,9 @@ class SubwordKernelStep(ACEKernelStep):
 
 
 #: Largest factor by which one SGD step may move a word's input vector more than a
-#: plain word2vec step (see :func:`check_amplification`): tokens of up to about 100
-#: repeated characters train stably (a token of 800 "x" destabilised a fit of gensim's
-#: Lee corpus, one of 3000 made it diverge; benchmarks/README.md).
+#: plain word2vec step (see :func:`check_amplification`): in gensim's Lee corpus a token
+#: of 400 "x" (394) made skip-gram's first epoch drift, one of 800 (794) destabilised it,
+#: one of 3000 made it diverge; its words reach 1.17 (benchmarks/README.md).
 MAX_AMPLIFICATION = 100.0
 
 
