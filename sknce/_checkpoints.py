@@ -19,6 +19,7 @@ import io
 import json
 import os
 import tempfile
+import weakref
 from collections.abc import Iterable, Sequence
 
 import torch
@@ -35,8 +36,9 @@ __all__ = [
 ]
 
 _SUFFIX = "_fingerprint"
-# Where the net keeps the transaction of the checkpoint files saved by one notify.
-_PENDING = "_checkpoint_saves"
+# The transaction of the checkpoint files saved by one notify, by net: kept beside the
+# net, not in it, since Checkpoint(f_pickle=...) pickles the net during that notify.
+_PENDING: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 # The callbacks of these events save checkpoints (Checkpoint, TrainEndCheckpoint).
 _SAVING_EVENTS = ("on_epoch_end", "on_train_end")
 
@@ -67,7 +69,7 @@ def save_params_atomically(save_params, net, files: dict, use_safetensors: bool)
     paths = {k: v for k, v in files.items() if isinstance(v, (str, os.PathLike))}
     if not paths:
         return
-    pending = vars(net).get(_PENDING)
+    pending = _PENDING.get(net)
     with contextlib.ExitStack() as stack:
         transaction = pending if pending is not None else stack.enter_context(Transaction())
         for key, path in paths.items():
@@ -102,7 +104,7 @@ def checkpoint_saves(net, method_name: str):
     if method_name not in _SAVING_EVENTS:
         yield
         return
-    transaction = vars(net)[_PENDING] = Transaction()
+    transaction = _PENDING[net] = Transaction()
     try:
         yield
     except BaseException as stop:
@@ -114,7 +116,7 @@ def checkpoint_saves(net, method_name: str):
             stop.add_note(str(error))
         raise
     finally:
-        vars(net).pop(_PENDING, None)
+        _PENDING.pop(net, None)
     _commit(transaction)
 
 

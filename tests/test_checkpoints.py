@@ -276,3 +276,24 @@ def test_save_params_outside_a_fit_writes_each_file_whole(tmp_path):
     buffer = io.BytesIO()
     net.save_params(f_params=buffer)  # a file object: skorch's own save
     assert buffer.getvalue()
+
+
+def test_a_checkpoint_pickling_the_net_saves_it_beside_the_other_files(tmp_path):
+    # Checkpoint(f_pickle=...) pickles the net while the epoch's files are pending: what
+    # is pending must not be in the net (it held open files, which cannot be pickled).
+    import pickle
+
+    import torch
+
+    checkpoint = Checkpoint(dirname=str(tmp_path), monitor=None, f_pickle="net.pkl")
+    clf = ConditionalNCEClassifier(
+        hidden_layer_sizes=(4,), max_epochs=2, random_state=0, callbacks=[checkpoint]
+    ).fit(XC, YC)
+    with open(tmp_path / "net.pkl", "rb") as f:
+        net = pickle.load(f)
+    assert len(net.history) == 2
+    for name, value in clf.net_.module_.state_dict().items():
+        assert torch.equal(net.module_.state_dict()[name], value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "criterion.pt", "history.json", "net.pkl", "optimizer.pt", "params.pt"
+    ]  # fmt: skip
