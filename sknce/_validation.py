@@ -51,10 +51,8 @@ def check_no_missing_labels(y, name: str = "y") -> None:
 
     Parameters
     ----------
-    y : array-like
-        Labels.
-    name : str, default="y"
-        The input's name in the message.
+    y, name
+        As in :func:`check_sortable_labels`.
     """
     try:
         y = np.asarray(y)
