@@ -40,12 +40,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
-import sys
 import time
 
 import numpy as np
-from _common import Timer, format_table, peak_rss_mib, report
+from _common import Timer, format_table, peak_rss_mib, report, run_one_json
 from _words_data import read_pairs, simlex999_path, wordsim353_path
 from bench_words import corpus
 from scipy import stats
@@ -201,11 +199,7 @@ def run_one(method: str, epochs: int, seed: int, bucket: int) -> dict:
 
 def in_subprocess(method: str, epochs: int, seed: int, bucket: int) -> dict:
     """Run :func:`run_one` in a fresh interpreter and parse its JSON."""
-    cmd = [sys.executable, __file__, "--one", method, str(epochs), str(seed), str(bucket)]
-    out = subprocess.run(cmd, capture_output=True, text=True)
-    if out.returncode != 0:
-        raise RuntimeError(out.stderr)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return run_one_json(__file__, method, epochs, seed, bucket)
 
 
 def summarise(rows: list[dict]) -> list[dict]:

@@ -21,13 +21,13 @@ from sknce._data import Batch, to_device
 __all__ = [
     "WeightedSampler",
     "check_weighted_examples",
-    "fit_weights",
+    "row_weights",
     "score_weights",
     "unit_mean",
 ]
 
 
-def fit_weights(sample_weight, X, y=None, class_weight=None) -> np.ndarray | None:
+def row_weights(sample_weight, X, y=None, class_weight=None) -> np.ndarray | None:
     """The weights of the rows of a fit's ``X``: validated, times the class weights.
 
     Parameters
