@@ -51,6 +51,7 @@ from sknce.words._subword_model import (
     sync_subword_vectors,
 )
 from sknce.words._subword_vectors import SubwordVectors
+from sknce.words._subwords import auto_bucket
 from sknce.words._vectors import WordVectors, resolve_init_vectors
 from sknce.words._weighting import encoded, fit_weighting, weighted_mean, word_weights
 
@@ -143,9 +144,13 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
     max_n : int, default=6
         Longest character n-gram with ``subwords`` (fastText's ``maxn``; below
         ``min_n``: words alone).
-    bucket : int, default=2000000
-        Rows of the hashed n-grams with ``subwords`` (fastText's default: 763 MiB of
-        float32 input rows at 100 dimensions; fewer rows share more n-grams).
+    bucket : int or "auto", default="auto"
+        Rows of the hashed n-grams with ``subwords``: ``4 * bucket * n_components``
+        bytes in the fit and in a saved ``.bin`` file (763 MiB for the 2,000,000 rows
+        of fastText and gensim at 100 dimensions, 38 MiB per 100,000). Fewer rows
+        share more n-grams. ``"auto"``: 8 rows per distinct n-gram of the
+        vocabulary, at most 2,000,000; the fitted number is ``wv_.bucket``. See
+        :ref:`subwords`.
     shrink_windows : bool, default=True
         Draw each centre word's window uniformly in ``1..window`` (word2vec's
         dynamic window, gensim's ``shrink_windows``); ``False`` always uses
@@ -396,7 +401,7 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         "subwords": ["boolean"],
         "min_n": [Interval(Integral, 1, None, closed="left")],
         "max_n": [Interval(Integral, 0, None, closed="left")],
-        "bucket": [Interval(Integral, 0, None, closed="left")],
+        "bucket": [Interval(Integral, 0, None, closed="left"), StrOptions({"auto"})],
         "shrink_windows": ["boolean"],
         "min_count": [Interval(Integral, 1, None, closed="left")],
         "max_vocab_size": [Interval(Integral, 1, None, closed="left"), None],
@@ -473,7 +478,7 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         subwords: bool = False,
         min_n: int = 3,
         max_n: int = 6,
-        bucket: int = 2000000,
+        bucket: int | str = "auto",
         shrink_windows: bool = True,
         min_count: int = 5,
         max_vocab_size: int | None = None,
@@ -625,7 +630,7 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         """Errors naming the fix for ``n_jobs``, and for what the subword model does not do
         or cannot hold."""
         check_n_jobs(self.n_jobs)
-        if self.subwords:
+        if self.subwords and self.bucket != "auto":  # "auto" is at most fastText's default
             check_subword_memory(self.bucket, self.n_components)
         if self.subwords and self.adversarial and self.generator_centre == "discriminator":
             raise ValueError(
@@ -792,9 +797,9 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
     def _make_module(self, data: _Corpus, seeds) -> ACESkipGram:
         discriminator = None
         if self.subwords:
-            discriminator = subword_discriminator(
-                data.vocab.words, self.n_components, self.min_n, self.max_n, self.bucket
-            )
+            words, min_n, max_n = data.vocab.words, self.min_n, self.max_n
+            bucket = auto_bucket(words, min_n, max_n) if self.bucket == "auto" else self.bucket
+            discriminator = subword_discriminator(words, self.n_components, min_n, max_n, bucket)
         module = ACESkipGram(
             len(data.vocab),
             self.n_components,
