@@ -86,7 +86,7 @@ from sknce._random import Seeds, seeded_init
 from sknce._steps import AutogradStep, Miner, TrainStep
 from sknce._validation import check_sortable_labels
 from sknce._warnings import warn_caller
-from sknce._weights import WeightedSampler, row_weights, unit_mean
+from sknce._weights import WeightedSampler, check_weighted_examples, row_weights, unit_mean
 from sknce.nn import DenseInput, output_dim
 from sknce.nn._mlp import build_encoder
 
@@ -299,7 +299,7 @@ class BaseNCE(BaseEstimator):
     def _divergence_hint(self) -> str:
         """What a user can change when a fit diverges."""
         return (
-            f"Lower lr (now {self.lr}); if the inputs have a very large range, scale them "
+            "Lower lr (this call ran at {lr}); if the inputs have a very large range, scale them "
             "(e.g. with sklearn.preprocessing.StandardScaler)."
         )
 
@@ -653,6 +653,7 @@ class BaseNCE(BaseEstimator):
         dataset = self._make_dataset(data, plan.device)
         if weights is not None:
             dataset.sampler = WeightedSampler(dataset.sampler, weights)
+            check_weighted_examples(dataset)
         self._run(dataset, data, plan)
 
     def _fit_stream(self, chunks, y) -> None:

@@ -148,6 +148,15 @@ class ChanceAwareEarlyStopping(EarlyStopping):
             net.history.record(f"{self.monitor}_best", self.best_epoch_ == epoch)
 
 
+def _running_rate(net) -> str:
+    """The learning rate the net's optimizer runs at (the net's ``lr`` without one)."""
+    groups = getattr(getattr(net, "optimizer_", None), "param_groups", None)
+    rate = groups[0].get("lr") if groups else getattr(net, "lr", None)
+    if torch.is_tensor(rate):
+        rate = rate.item()
+    return f"{rate:.4g}" if isinstance(rate, (int, float)) else repr(rate)
+
+
 class DivergenceGuard(Callback):
     """Raise :class:`~sknce.exceptions.TrainingDivergedError` when a fit diverges.
 
@@ -172,7 +181,9 @@ class DivergenceGuard(Callback):
     Parameters
     ----------
     hint : str
-        What the user can change, e.g. "Lower lr (now 0.1)."
+        What the user can change, e.g. "Lower lr (this call ran at {lr})."; ``{lr}``
+        becomes the learning rate the call was running at when it diverged (its
+        optimizer's, after a schedule or a ``set_params`` before ``partial_fit``).
     chance : float or None, default=None
         Loss of the best constant prediction, when the objective has one.
     check_period : int, default=64
@@ -191,8 +202,9 @@ class DivergenceGuard(Callback):
 
     def _diverged(self, net, what: str):
         epoch = len(net.history)
+        hint = self.hint.replace("{lr}", _running_rate(net))
         raise TrainingDivergedError(
-            f"training diverged in epoch {epoch}: {what}. {self.hint} "
+            f"training diverged in epoch {epoch}: {what}. {hint} "
             "The estimator keeps the state it had before this fit."
         )
 

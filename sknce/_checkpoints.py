@@ -15,17 +15,123 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import json
 import os
 import tempfile
+import weakref
 from collections.abc import Iterable, Sequence
 
 import torch
 from skorch.callbacks import Callback, Checkpoint, LoadInitState, TrainEndCheckpoint
 
-__all__ = ["CheckpointGuard", "checkpoint_guards", "stamp_fingerprint"]
+from sknce._files import Transaction, recover
+
+__all__ = [
+    "CheckpointGuard",
+    "checkpoint_guards",
+    "checkpoint_saves",
+    "save_params_atomically",
+    "stamp_fingerprint",
+]
 
 _SUFFIX = "_fingerprint"
+# The transaction of the checkpoint files saved by one notify, by net: kept beside the
+# net, not in it, since Checkpoint(f_pickle=...) pickles the net during that notify.
+_PENDING: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# The callbacks of these events save checkpoints (Checkpoint, TrainEndCheckpoint).
+_SAVING_EVENTS = ("on_epoch_end", "on_train_end")
+
+
+def save_params_atomically(save_params, net, files: dict, use_safetensors: bool) -> None:
+    """skorch's ``save_params``, each file written whole or not at all.
+
+    Each file named by a path is written to a verified temporary file that then
+    replaces it (``sknce._files``): a full disk or a killed process leaves the
+    previous file as it was, where skorch's own save leaves it truncated or empty.
+    While the callbacks of an epoch's end run (:func:`checkpoint_saves`), the files
+    join that event's transaction and replace their targets together when the
+    callbacks are done; otherwise each is replaced at once. A failure raises an
+    ``OSError`` naming the file and the cause (or the writer's own error).
+
+    Parameters
+    ----------
+    save_params : callable
+        skorch's ``NeuralNet.save_params`` (bound).
+    net : NeuralNet
+    files : dict
+        The ``f_*`` arguments (paths, file objects or None).
+    use_safetensors : bool
+    """
+    direct = {k: v for k, v in files.items() if not isinstance(v, (str, os.PathLike))}
+    if any(v is not None for v in direct.values()):
+        save_params(**direct, use_safetensors=use_safetensors)
+    paths = {k: v for k, v in files.items() if isinstance(v, (str, os.PathLike))}
+    if not paths:
+        return
+    pending = _PENDING.get(net)
+    with contextlib.ExitStack() as stack:
+        transaction = pending if pending is not None else stack.enter_context(Transaction())
+        for key, path in paths.items():
+            with transaction.stream(path, compress=False) as stream:
+                # skorch writes the history as text, and closes the file it is given.
+                text = key == "f_history"
+                target = io.TextIOWrapper(stream, encoding="utf8") if text else stream
+                save_params(**{key: target}, use_safetensors=use_safetensors)
+                if not target.closed:
+                    target.flush()
+
+
+@contextlib.contextmanager
+def checkpoint_saves(net, method_name: str):
+    """Around a ``notify``: the checkpoint files its callbacks save switch in together.
+
+    At the end of an epoch (and of training) skorch's ``Checkpoint`` saves each file
+    by a separate call and catches the errors, logging them (silent at
+    ``verbose=0``) and training on. Here the files join one transaction
+    (``sknce._files.Transaction``), committed when the callbacks have run: all
+    of the epoch's files replace the previous checkpoint together, or, if one failed
+    (a full disk), none does and the fit stops with an ``OSError`` naming the file
+    and the cause. A callback that stops the fit (``KeyboardInterrupt``, an error)
+    after the checkpoint saved keeps the files saved, as skorch does.
+
+    Parameters
+    ----------
+    net : NeuralNet
+    method_name : str
+        The event notified.
+    """
+    if method_name not in _SAVING_EVENTS:
+        yield
+        return
+    transaction = _PENDING[net] = Transaction()
+    try:
+        yield
+    except BaseException as stop:
+        # A later callback stopped the fit (a KeyboardInterrupt ends it gracefully):
+        # the files saved before it are whole, and are kept as skorch keeps them.
+        try:
+            _commit(transaction)
+        except Exception as error:
+            stop.add_note(str(error))
+        raise
+    finally:
+        _PENDING.pop(net, None)
+    _commit(transaction)
+
+
+def _commit(transaction: Transaction) -> None:
+    """Switch in an event's checkpoint files; an error that says the fit stops."""
+    stops = "The fit stops rather than train on without its checkpoint."
+    try:
+        transaction.commit()
+    except OSError as error:
+        message = f"a checkpoint could not be saved: {error.strerror or error} {stops}"
+        raise OSError(error.errno, message) from error
+    except Exception as error:
+        raise RuntimeError(
+            f"a checkpoint could not be saved ({type(error).__name__}: {error}). {stops}"
+        ) from error
 
 
 def stamp_fingerprint(module: torch.nn.Module, name: str, items: Sequence[str]) -> None:
@@ -162,6 +268,9 @@ class CheckpointGuard(Callback):
             history = self._read_history(net, path)
         with _history_swapped(net, history):
             files = checkpoint.get_formatted_files(net)
+        for path in files.values():
+            if isinstance(path, (str, os.PathLike)):
+                recover(path)  # the temporary files of a killed save
         safetensors = load_state.use_safetensors
         for key, attribute in (("f_params", "module_"), ("f_criterion", "criterion_")):
             path = files.get(key)

@@ -36,9 +36,11 @@ import numpy as np
 import torch
 from skorch import NeuralNet
 
+from sknce._checkpoints import checkpoint_saves, save_params_atomically
 from sknce._data import check_batch
 from sknce._random import Seeds
 from sknce._steps import AutogradStep, Miner, TrainStep
+from sknce._weights import check_weighted_examples
 
 __all__ = [
     "BatchIterator",
@@ -177,7 +179,9 @@ class HoldOut:
         self.seeds = seeds
 
     def __call__(self, dataset, y=None, **fit_params):
-        return dataset.split(self.fraction, self.seeds.numpy("split"))
+        train, valid = dataset.split(self.fraction, self.seeds.numpy("split"))
+        check_weighted_examples(train, held_out=True)
+        return train, valid
 
 
 class NCENet(NeuralNet):
@@ -238,6 +242,37 @@ class NCENet(NeuralNet):
     def n_processes(self) -> int:
         """Processes training this net together (1; a data-parallel net says more)."""
         return 1
+
+    # --- checkpoints: skorch's Checkpoint saves through save_params --------------------
+    def save_params(
+        self,
+        f_params=None,
+        f_optimizer=None,
+        f_criterion=None,
+        f_history=None,
+        use_safetensors=False,
+        **kwargs,
+    ):
+        """skorch's ``save_params``, each file written whole or not at all.
+
+        See ``sknce._checkpoints.save_params_atomically``.
+        """
+        files = dict(
+            f_params=f_params,
+            f_optimizer=f_optimizer,
+            f_criterion=f_criterion,
+            f_history=f_history,
+            **kwargs,
+        )
+        save_params_atomically(super().save_params, self, files, use_safetensors)
+
+    def notify(self, method_name, **cb_kwargs):
+        """skorch's ``notify``; the checkpoint files its callbacks save switch in together.
+
+        See ``sknce._checkpoints.checkpoint_saves``.
+        """
+        with checkpoint_saves(self, method_name):
+            super().notify(method_name, **cb_kwargs)
 
     # --- the step strategy and the miner ----------------------------------------------
     def resolve_step(self) -> TrainStep:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["all_strings", "check_sortable_labels", "encode_labels"]
+__all__ = ["all_strings", "check_no_missing_labels", "check_sortable_labels", "encode_labels"]
 
 
 def check_sortable_labels(y, name: str = "y") -> np.ndarray:
@@ -31,6 +31,7 @@ def check_sortable_labels(y, name: str = "y") -> np.ndarray:
     y = np.asarray(y)
     if all_strings(y):
         return y
+    check_no_missing_labels(y, name)
     try:
         np.unique(y)
     except TypeError:
@@ -40,6 +41,37 @@ def check_sortable_labels(y, name: str = "y") -> np.ndarray:
             f"sample a label of one type (all numbers or all strings), e.g. {name}.astype(str)."
         ) from None
     return y
+
+
+def check_no_missing_labels(y, name: str = "y") -> None:
+    """Raise a ValueError naming the samples whose label is ``None`` (or a NaN object).
+
+    A missing label cannot be a class (sorting fails, and scikit-learn calls such
+    a ``y`` of "unknown" type): the error says which samples and how to drop them.
+
+    Parameters
+    ----------
+    y, name
+        As in :func:`check_sortable_labels`.
+    """
+    try:
+        y = np.asarray(y)
+    except ValueError:  # ragged lists (label sets): what they are is said elsewhere
+        return
+    if y.dtype != object:
+        return
+    missing = [i for i, v in enumerate(y.ravel()) if _missing(v)]
+    if missing:
+        shown = ", ".join(map(str, missing[:5])) + (", ..." if len(missing) > 5 else "")
+        raise ValueError(
+            f"{name} has no label (None or NaN) for {len(missing)} sample(s), at {shown}: "
+            "every sample needs one. Drop the unlabelled samples (e.g. keep = "
+            f"[v is not None for v in {name}]; X[keep], {name}[keep]) or give them a label."
+        )
+
+
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and value != value)
 
 
 def all_strings(y: np.ndarray) -> bool:

@@ -18,7 +18,13 @@ from sklearn.utils.class_weight import compute_sample_weight
 from sknce._compat import _check_sample_weight
 from sknce._data import Batch, to_device
 
-__all__ = ["WeightedSampler", "row_weights", "unit_mean"]
+__all__ = [
+    "WeightedSampler",
+    "check_weighted_examples",
+    "row_weights",
+    "score_weights",
+    "unit_mean",
+]
 
 
 def row_weights(sample_weight, X, y=None, class_weight=None) -> np.ndarray | None:
@@ -51,17 +57,83 @@ def row_weights(sample_weight, X, y=None, class_weight=None) -> np.ndarray | Non
 def unit_mean(weights: np.ndarray) -> np.ndarray | None:
     """``weights`` scaled to mean 1, as float32; ``None`` when they are all equal.
 
-    Equal weights are the unweighted objective, to the bit.
+    Computed in float64 on the weights divided by the largest first, so that
+    weights near float64's largest value (whose sum overflows) or subnormal ones
+    (whose inverse sum overflows) are scaled as any others. Equal weights are the
+    unweighted objective, to the bit.
     """
-    total = weights.sum()
-    if not total > 0:
+    weights = np.asarray(weights, dtype=np.float64)
+    top = weights.max(initial=0.0)
+    if not top > 0:
         raise ValueError(
             "sample_weight (times class_weight) is zero for every example: nothing to fit. "
             "Give some examples a positive weight."
         )
     if np.all(weights == weights[0]):
         return None
-    return (weights * (len(weights) / total)).astype(np.float32)
+    scaled = weights / top
+    return (scaled * (len(scaled) / scaled.sum())).astype(np.float32)
+
+
+def score_weights(sample_weight, n_samples: int) -> np.ndarray | None:
+    """The weights of a ``score``, divided by the largest (the score is unchanged).
+
+    scikit-learn's metrics sum the weights, which overflows for weights near
+    float64's largest value (and gives NaN); checked as a fit checks them.
+
+    Parameters
+    ----------
+    sample_weight : array-like of shape (n_samples,) or None
+    n_samples : int
+
+    Returns
+    -------
+    ndarray of float64 or None
+    """
+    if sample_weight is None:
+        return None
+    weights = _check_sample_weight(
+        sample_weight, np.empty((n_samples, 0)), dtype=np.float64, ensure_non_negative=True
+    )
+    top = weights.max(initial=0.0)
+    return weights / top if top > 0 else weights
+
+
+#: What the error says when weight remains only on rows that make no example.
+UNTRAINED = (
+    "sample_weight (times class_weight) is positive only on rows that give no training "
+    "example: {where}. Every example the fit would train on has weight 0, so it would fit "
+    "nothing. Give a positive weight to rows that are trained on."
+)
+
+
+def check_weighted_examples(dataset, held_out: bool = False) -> None:
+    """Raise a ValueError if every example of ``dataset`` has weight 0.
+
+    Rows can carry weight and still give no example: a row of a label indicator
+    without any label, a point alone in its group (the latent-class embedder),
+    or, after the validation split, the rows held out for early stopping.
+
+    Parameters
+    ----------
+    dataset : dataset of a fit
+        Its ``sampler`` (a :class:`WeightedSampler`, else nothing is checked) and
+        its ``rows`` (the examples it trains on; all of the sampler's without).
+    held_out : bool, default=False
+        Whether ``dataset`` is the training part of a validation split.
+    """
+    sampler = getattr(dataset, "sampler", None)
+    if not isinstance(sampler, WeightedSampler) or len(sampler) == 0:
+        return
+    if sampler.examples_weight(getattr(dataset, "rows", None)) > 0:
+        return
+    where = (
+        "every row of positive weight was held out for early stopping (raise their "
+        "number, or set early_stopping=False)"
+        if held_out
+        else "rows without any label (a label indicator) or points alone in their group"
+    )
+    raise ValueError(UNTRAINED.format(where=where))
 
 
 class WeightedSampler:
@@ -90,6 +162,24 @@ class WeightedSampler:
         if name == "sampler":  # not set yet (unpickling): no recursion
             raise AttributeError(name)
         return getattr(self.sampler, name)
+
+    def examples_weight(self, rows: np.ndarray | None = None) -> float:
+        """The total weight of the examples ``rows`` (``None``: every example).
+
+        Parameters
+        ----------
+        rows : int array or None, default=None
+            Indices of the sampler's examples.
+
+        Returns
+        -------
+        float
+        """
+        if rows is None:
+            rows = np.arange(len(self.sampler))
+        rows = np.asarray(rows, dtype=np.int64)
+        points = self.sampler.anchors[rows] if hasattr(self.sampler, "anchors") else rows
+        return float(self.weights.double()[torch.as_tensor(points)].sum())
 
     def restricted(self, *args, **kwargs) -> WeightedSampler:
         """The wrapped sampler's ``restricted``, weighted alike."""

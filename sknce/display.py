@@ -34,9 +34,20 @@ def _pyplot():
 
 
 def _axes(ax, ncols: int = 1):
+    """``ax``, checked to be ``ncols`` matplotlib Axes, or new ones when it is None."""
     plt = _pyplot()
     if ax is None:
         fig, ax = plt.subplots(1, ncols, figsize=(4.5 * ncols, 3.5), layout="constrained")
+        return ax
+    from matplotlib.axes import Axes
+
+    axes = [ax] if ncols == 1 else list(np.ravel(np.asarray(ax, dtype=object)))
+    if len(axes) != ncols or not all(isinstance(a, Axes) for a in axes):
+        wanted = "a matplotlib Axes" if ncols == 1 else f"an array of {ncols} matplotlib Axes"
+        raise TypeError(
+            f"ax must be {wanted} or None, got {ax!r:.60}; e.g. "
+            f"fig, ax = plt.subplots(1, {ncols})."
+        )
     return ax
 
 
@@ -84,7 +95,16 @@ class TrainingHistoryDisplay:
     def __init__(
         self, history: list[dict], monitor: str | None = None, best_epoch: int | None = None
     ) -> None:
-        self.history = history
+        if (
+            isinstance(history, (str, bytes, dict))
+            or not all(isinstance(row, dict) and "epoch" in row for row in history)
+            or not len(history)
+        ):
+            raise ValueError(
+                "history must be a non-empty list of rows (dicts) with an 'epoch', as a "
+                f"fitted estimator's history_; got {history!r:.80}."
+            )
+        self.history = list(history)
         self.monitor = monitor
         if best_epoch is None:
             best = [row["epoch"] for row in history if row.get(f"{monitor or 'valid_loss'}_best")]
@@ -223,6 +243,11 @@ class SimplexETFDisplay:
         """
         from sknce.contrastive import simplex_etf_report
 
+        if not callable(getattr(estimator, "transform", None)):
+            raise TypeError(
+                f"SimplexETFDisplay needs a fitted transformer (a LatentClassNCEEmbedder), "
+                f"got {type(estimator).__name__}, which has no transform."
+            )
         report = simplex_etf_report(estimator.transform(X), y)
         return cls(report.cosine, report.classes, report.mean_intra_var).plot(ax=ax)
 
@@ -257,6 +282,25 @@ class SimplexETFDisplay:
             figure.suptitle(f"mean intra-class variance {self.mean_intra_var:.3f}")
         self.ax_, self.figure_ = ax, figure
         return self
+
+
+def _word_vectors(source) -> tuple[dict, np.ndarray]:
+    """The word index and matrix of a fitted ACEWord2Vec or of WordVectors.
+
+    An unfitted estimator is a ``NotFittedError``; anything else without word
+    vectors a ``TypeError`` saying what is needed.
+    """
+    from sknce.words import ACEWord2Vec
+
+    if isinstance(source, ACEWord2Vec):
+        check_is_fitted(source, "vectors_")
+        return source.vocabulary_, source.vectors_
+    if hasattr(source, "key_to_index") and hasattr(source, "vectors"):
+        return source.key_to_index, source.vectors
+    raise TypeError(
+        f"WordProjectionDisplay needs a fitted ACEWord2Vec or WordVectors, got "
+        f"{type(source).__name__}."
+    )
 
 
 class WordProjectionDisplay:
@@ -309,10 +353,13 @@ class WordProjectionDisplay:
         """
         from sklearn.decomposition import PCA
 
-        index = getattr(estimator, "vocabulary_", None)
-        vectors = getattr(estimator, "vectors_", None)
-        if index is None:
-            index, vectors = estimator.key_to_index, estimator.vectors
+        index, vectors = _word_vectors(estimator)
+        if isinstance(words, str) or not all(isinstance(w, str) for w in words):
+            raise TypeError(
+                f"words must be a list of words (str), got {words!r:.60}; e.g. "
+                "['king', 'queen', 'man', 'woman']."
+            )
+        words = list(words)
         missing = [w for w in words if w not in index]
         if missing:
             raise KeyError(
@@ -321,8 +368,14 @@ class WordProjectionDisplay:
             )
         if len(words) < 2:
             raise ValueError(f"Project at least 2 words; got {len(words)}.")
-        pca = PCA(n_components=2).fit(np.asarray(vectors)[[index[w] for w in words]])
-        coordinates = pca.transform(np.asarray(vectors)[[index[w] for w in words]])
+        chosen = np.asarray(vectors, dtype=np.float64)[[index[w] for w in words]]
+        if np.ptp(chosen, axis=0).max() == 0:
+            raise ValueError(
+                f"the vectors of {words[:4]} are all equal: there is no direction to project "
+                "them on. Choose words with different vectors (a model trained longer?)."
+            )
+        pca = PCA(n_components=2).fit(chosen)
+        coordinates = pca.transform(chosen)
         return cls(words, coordinates, pca.explained_variance_ratio_).plot(ax=ax)
 
     def plot(self, *, ax=None) -> WordProjectionDisplay:

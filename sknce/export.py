@@ -18,6 +18,7 @@ padded with ``-1``, which :func:`word_ids` builds from the estimator's vocabular
 from __future__ import annotations
 
 import copy
+import errno
 import os
 import re
 import warnings
@@ -29,6 +30,7 @@ import torch
 from sklearn.utils.validation import check_is_fitted
 from torch import nn
 
+from sknce import _files
 from sknce.nn._inference import InferenceModule as _InferenceModule
 
 __all__ = ["to_onnx", "to_torch_export", "to_torch_module", "word_ids"]
@@ -260,6 +262,9 @@ def to_onnx(estimator, path: str | Path, method: str | None = None) -> Path:
 
     Raises
     ------
+    OSError
+        If the model cannot be written or does not read back whole (a full disk:
+        the message names the file and the cause); an existing file is unchanged.
     TypeError, ValueError, IsADirectoryError, FileNotFoundError
         For a ``path`` that is not a string or path, is empty or holds a null
         character, is a directory, or lies in a directory that does not exist
@@ -276,15 +281,34 @@ def to_onnx(estimator, path: str | Path, method: str | None = None) -> Path:
     # with dynamic_axes fails to decompose.
     path = _onnx_path(path)
     program = to_torch_export(estimator, method)
-    with warnings.catch_warnings():
+    # Written beside path and verified, then renamed over it (with its .data file).
+    with warnings.catch_warnings(), _files.staged_files(path, verify=_check_onnx_file) as staged:
         # torch's exporter calls its own deprecated pytree API (torch 2.13); not ours to fix.
         warnings.filterwarnings(
             "ignore", re.escape("`isinstance(treespec, LeafSpec)`"), FutureWarning
         )
         torch.onnx.export(
-            program, (), str(path), input_names=["x"], output_names=["out"], dynamo=True
+            program, (), str(staged), input_names=["x"], output_names=["out"], dynamo=True
         )
     return path
+
+
+def _check_onnx_file(path: Path) -> None:
+    """Raise an OSError unless ``path`` parses as ONNX and its external data is whole."""
+    import onnx
+    from onnx.external_data_helper import ExternalDataInfo, uses_external_data
+
+    try:
+        model = onnx.load(str(path), load_external_data=False)
+    except Exception as error:  # protobuf's DecodeError and others
+        raise OSError(errno.EIO, f"the ONNX model written does not parse ({error})") from None
+    for tensor in model.graph.initializer:
+        if uses_external_data(tensor):
+            info = ExternalDataInfo(tensor)
+            data = path.parent / info.location
+            end = (info.offset or 0) + (info.length or 0)
+            if not data.is_file() or data.stat().st_size < end:
+                raise OSError(errno.EIO, f"the ONNX model's data file {data.name} is incomplete")
 
 
 def _onnx_path(path) -> Path:

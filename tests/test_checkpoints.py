@@ -193,3 +193,107 @@ def test_a_safetensors_checkpoint_is_checked_too(tmp_path):
     (tmp_path / "params.pt").write_bytes(b"\x08")
     with pytest.raises(ValueError, match=r"params\.pt cannot be read .*safetensors"):
         ACEWord2Vec(callbacks=callbacks(), **ACE).fit(A)
+
+
+# --- saves: whole files, switched together per epoch, failures stop the fit -----------------
+
+
+def _classifier(dirname, *extra, **params):
+    callbacks = [Checkpoint(dirname=str(dirname), monitor=None), *extra]
+    params = {"hidden_layer_sizes": (4,), "max_epochs": 2, "random_state": 0, **params}
+    return ConditionalNCEClassifier(callbacks=callbacks, **params)
+
+
+XC = np.random.default_rng(0).normal(size=(40, 4)).astype(np.float32)
+YC = np.arange(40) % 3
+
+
+def test_a_failed_checkpoint_save_stops_the_fit_and_keeps_the_previous_checkpoint(
+    tmp_path, monkeypatch
+):
+    import errno
+    import os
+
+    from sknce import _files
+
+    _classifier(tmp_path).fit(XC, YC)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+
+    def no_space(self, data):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(_files._Checked, "write", no_space)
+    fitted = _classifier(tmp_path, random_state=1)
+    with pytest.raises(OSError, match="a checkpoint could not be saved: could not write .*"
+                       r"\.pt: No space left on device.*The fit stops") as error:  # fmt: skip
+        fitted.fit(XC, YC)
+    assert error.value.errno == errno.ENOSPC
+    assert not hasattr(fitted, "net_")  # a failed fit leaves the estimator as it was
+    monkeypatch.undo()
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+def test_a_history_that_cannot_be_saved_is_named(tmp_path, monkeypatch):
+    from skorch.history import History
+
+    def unserialisable(self, f):
+        raise TypeError("Object of type object is not JSON serializable")
+
+    monkeypatch.setattr(History, "to_file", unserialisable)
+    clf = _classifier(tmp_path, max_epochs=1)
+    with pytest.raises(RuntimeError, match=r"a checkpoint could not be saved \(TypeError: .*"
+                       "JSON serializable"):  # fmt: skip
+        clf.fit(XC, YC)
+    assert list(tmp_path.iterdir()) == []  # no file of the failed epoch, no temporary
+
+
+def test_loading_a_checkpoint_removes_what_killed_saves_left(tmp_path):
+    import subprocess
+    import sys
+
+    from sknce import _files
+
+    _classifier(tmp_path).fit(XC, YC)
+    pid = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                             capture_output=True, text=True, check=True).stdout)  # fmt: skip
+    stale = tmp_path / f".params.pt.{_files._HOST}-{pid}-0123abcd.tmp"
+    stale.write_bytes(b"half a save")
+    checkpoint = Checkpoint(dirname=str(tmp_path), monitor=None)
+    ConditionalNCEClassifier(
+        hidden_layer_sizes=(4,), max_epochs=3, random_state=0,
+        callbacks=[checkpoint, LoadInitState(checkpoint)],
+    ).fit(XC, YC)  # fmt: skip
+    assert not stale.exists()
+
+
+def test_save_params_outside_a_fit_writes_each_file_whole(tmp_path):
+    net = _classifier(tmp_path).fit(XC, YC).net_
+    net.save_params(f_params=str(tmp_path / "p.pt"), f_history=str(tmp_path / "h.json"))
+    assert (tmp_path / "p.pt").stat().st_size > 0
+    assert (tmp_path / "h.json").read_text().startswith("[")
+    import io
+
+    buffer = io.BytesIO()
+    net.save_params(f_params=buffer)  # a file object: skorch's own save
+    assert buffer.getvalue()
+
+
+def test_a_checkpoint_pickling_the_net_saves_it_beside_the_other_files(tmp_path):
+    # Checkpoint(f_pickle=...) pickles the net while the epoch's files are pending: what
+    # is pending must not be in the net (it held open files, which cannot be pickled).
+    import pickle
+
+    import torch
+
+    checkpoint = Checkpoint(dirname=str(tmp_path), monitor=None, f_pickle="net.pkl")
+    clf = ConditionalNCEClassifier(
+        hidden_layer_sizes=(4,), max_epochs=2, random_state=0, callbacks=[checkpoint]
+    ).fit(XC, YC)
+    with open(tmp_path / "net.pkl", "rb") as f:
+        net = pickle.load(f)
+    assert len(net.history) == 2
+    for name, value in clf.net_.module_.state_dict().items():
+        assert torch.equal(net.module_.state_dict()[name], value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "criterion.pt", "history.json", "net.pkl", "optimizer.pt", "params.pt"
+    ]  # fmt: skip

@@ -287,6 +287,20 @@ def test_math_is_rendered_by_a_local_mathjax():
             assert target.is_file(), f"{path.relative_to(html)} loads a missing {src}"
 
 
+def test_math_keeps_its_backslashes():
+    # A docstring that is not raw turns \f of \frac into a form feed and \n of \notin into
+    # a newline: MathJax then shows "rac" and "otin" (issue 30, sknce.losses.one_vs_all_nce).
+    broken = []
+    for path in (_html_dir() / "generated").glob("*.html"):
+        for tag in _soup(path).select(".math"):
+            text = tag.get_text()
+            if re.search(r"[\x00-\x09\x0b-\x1f\x7f]|\n(otin|eq|abla|u)\b", text):
+                broken.append(f"{path.name}: {text[:60]!r}")
+    assert broken == [], f"formulas that lost a backslash: {broken}"
+    formulas = " ".join(t.get_text() for t in _page("sknce.losses.one_vs_all_nce").select(".math"))
+    assert r"y \notin P" in formulas and r"\frac{w}{K}" in formulas
+
+
 # --- in a real browser, offline (optional: skipped where no Chromium is installed) ---------
 _HEADLESS = [
     "--headless",

@@ -192,10 +192,10 @@ def _damage(path, how, X):
 
 DAMAGE = {
     "truncated": "is not a readable .npz file",
-    "empty": "is empty",
+    "empty": "it is an empty file",
     "pickled": "Object arrays cannot be loaded",
     "npy": "single .npy array",
-    "text": "is not a readable .npz file",
+    "text": "is not a readable .npz file .*it is a text file",
     "indices": "column index 1000, outside 0..29",
     "indptr": "indptr decreases at row 5",
     "indptr-start": "index pointer should start with 0",
@@ -224,7 +224,7 @@ def test_a_classifier_stream_with_a_damaged_file_names_it(X, tmp_path):
     y = np.arange(X.shape[0]) % 3
     chunks = save_npz_chunks([(b, y[: b.shape[0]]) for b in _blocks(X)], tmp_path)
     _damage(chunks.files[1], "empty", None)
-    with pytest.raises(ValueError, match="chunk 1 of the stream: chunk file .*is empty"):
+    with pytest.raises(ValueError, match="chunk 1 of the stream: chunk file .*an empty file"):
         ConditionalNCEClassifier(**FAST).fit(chunks)
 
 

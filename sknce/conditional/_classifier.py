@@ -34,7 +34,8 @@ from sknce._data import (
     rows_to_tensor,
 )
 from sknce._steps import TrainStep
-from sknce._validation import all_strings, encode_labels
+from sknce._validation import all_strings, check_no_missing_labels, encode_labels
+from sknce._weights import UNTRAINED, score_weights
 from sknce.conditional import _multilabel
 from sknce.conditional._kernel_step import BagOneVsAllStep, BagRankingStep
 from sknce.conditional._sampler import LabelSampler, LabelSetSampler
@@ -135,6 +136,7 @@ def _check_targets(y, multilabel: bool = False) -> str:
     if all_strings(y):
         # what type_of_target says of 1-D strings (or "binary"), without its sort of them
         return "multiclass"
+    check_no_missing_labels(y)
     try:
         y_type = type_of_target(y, input_name="y")
     except ValueError as error:
@@ -829,6 +831,14 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             self.sparse_output_ = sparse
         return _Labelled(X, Y, None)
 
+    def _weigh(self, data: _Labelled, weights: np.ndarray | None) -> _Labelled:
+        # rows without labels still train (every label a negative), but weight on them
+        # alone teaches no label to be present: nothing a user meant to fit
+        labelled = np.diff(data.y.indptr) > 0 if sp.issparse(data.y) else None
+        if weights is not None and labelled is not None and not (weights[labelled] > 0).any():
+            raise ValueError(UNTRAINED.format(where="rows without any label"))
+        return data
+
     def _start_fit(self, data: _Labelled, seeds) -> _Labelled:
         entries = _entries_per_row(data.X)
         if self.multilabel_:
@@ -1360,6 +1370,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         float
         """
         y_pred = self.predict(X)
+        sample_weight = score_weights(sample_weight, len(y_pred))
         if self.multilabel_:
             return float(accuracy_score(y, y_pred, sample_weight=sample_weight))
         return float(accuracy_score(check_sortable_labels(y), y_pred, sample_weight=sample_weight))

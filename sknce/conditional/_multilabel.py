@@ -179,6 +179,11 @@ def validate_indicator(estimator, Y, multilabel: bool, reset: bool, classes) -> 
             f"A 2-D y is a label indicator of 0/1 values (multi-label); got the values "
             f"{values[:5].tolist()}. Binarize it, e.g. (Y > 0).astype(int)."
         )
+    if multilabel and not (values == 1).any():
+        raise ValueError(
+            "y is a label indicator without any label (every entry is 0): there is "
+            "nothing to fit. Mark each row's labels with 1."
+        )
     if not reset and (not estimator.multilabel_ or n_labels != len(estimator.classes_)):
         n_fitted = len(estimator.classes_)
         raise ValueError(

@@ -18,7 +18,7 @@ from sknce._compat import Interval, StrOptions, check_is_fitted, validate_data
 from sknce._data import SampledDataset, as_csr_or_dense, rows_to_tensor
 from sknce._random import Seeds
 from sknce._warnings import warn_caller
-from sknce._weights import WeightedSampler
+from sknce._weights import WeightedSampler, score_weights
 from sknce.conditional._density import GridDensity
 from sknce.conditional._linear_base import LinearBase
 from sknce.conditional._sampler import TargetSampler
@@ -555,7 +555,7 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
         return self._log_density(sampler.X[rows], z), weight
 
     def _divergence_hint(self) -> str:
-        return f"Lower lr (now {self.lr})."
+        return "Lower lr (this call ran at {lr})."
 
     def _standardise(self, y: np.ndarray) -> np.ndarray:
         return (y - self.y_mean_) / self.y_scale_
@@ -797,6 +797,7 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
         y = np.asarray(y, dtype=np.float64)
         unit = max(float(np.max(np.abs(y), initial=0.0)), 1e-300)
         unit = max(unit, float(np.max(np.abs(y_pred))))
+        sample_weight = score_weights(sample_weight, len(y_pred))
         return float(r2_score(y / unit, y_pred / unit, sample_weight=sample_weight))
 
     def score_samples(self, X, y) -> np.ndarray:

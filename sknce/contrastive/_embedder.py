@@ -368,7 +368,7 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         return math.log1p(self.n_negatives) if self.loss == "logistic" else 1.0
 
     def _divergence_hint(self) -> str:
-        hint = f"Lower lr (now {self.lr})."
+        hint = "Lower lr (this call ran at {lr})."
         if self.scaling == "none":
             hint += " The input is not scaled (scaling='none'): try scaling='auto'."
         return hint
@@ -376,6 +376,27 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
     def _encoder_start(self) -> str:
         """Where the encoder starts: ``"pca"``, or ``"random"`` (also for ``encoder``)."""
         return "pca" if self.encoder is None and self.init == "pca" else "random"
+
+    def _can_validate(self, dataset) -> bool:
+        """As every estimator, and some point can be held out (see ``held_out``).
+
+        Whole points are held out, each from a class that keeps a training pair
+        without it: with two points in one class, none can be.
+        """
+        if not super()._can_validate(dataset):
+            return False
+        # How many can be held out does not depend on the draw.
+        if len(dataset.sampler.held_out(self.validation_fraction, np.random.default_rng(0))):
+            return True
+        warn_caller(
+            f"no point of the {len(dataset)} can be held out for early stopping: a held-out "
+            "point needs a training point of its class (its positive) while some class "
+            "keeps a training pair, and these classes are too small for both. Early "
+            "stopping is off for this fit. Provide more points per class, or set "
+            "early_stopping=False.",
+            UserWarning,
+        )
+        return False
 
     def _early_stopping(self) -> NeighbourStopping:
         return NeighbourStopping(patience=self.patience)

@@ -6,6 +6,8 @@ import numpy as np
 from sklearn.utils import Bunch
 from sklearn.utils.validation import check_array, check_consistent_length, column_or_1d
 
+from sknce._validation import check_sortable_labels
+
 __all__ = ["simplex_etf_report"]
 
 
@@ -80,7 +82,7 @@ def simplex_etf_report(Z, labels) -> Bunch:
             "Z contains NaN or infinity; simplex_etf_report needs finite representations, "
             "such as a fitted embedder's transform output."
         )
-    labels = column_or_1d(labels, warn=True)
+    labels = check_sortable_labels(column_or_1d(labels, warn=True), "labels")
     check_consistent_length(Z, labels)
     if labels.dtype.kind in "fc" and not np.all(np.isfinite(labels)):
         raise ValueError(

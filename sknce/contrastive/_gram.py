@@ -1,4 +1,4 @@
-"""The NCE-optimal latent-indistinguishable representation, Awasthi et al. (2022), Section 4.
+r"""The NCE-optimal latent-indistinguishable representation, Awasthi et al. (2022), Section 4.
 
 Under Assumption 3.1 an NCE-optimal representation can be taken
 latent-indistinguishable (Theorem 3.5): :math:`f(x) = u_{c(x)}`. Its NCE loss

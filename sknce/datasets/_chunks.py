@@ -16,6 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from sknce._checks import check_sparse_structure
+from sknce._files import atomic_write, describe_file, remove_stale
 
 __all__ = ["NpzChunks", "save_npz_chunks"]
 
@@ -94,10 +95,9 @@ def load_npz_chunk(path: Path):
     try:
         data = np.load(path, allow_pickle=False)
     except (OSError, EOFError, ValueError, zipfile.BadZipFile) as error:
-        what = "is empty" if path.stat().st_size == 0 else "is not a readable .npz file"
         raise ValueError(
-            f"chunk file {path} {what} (truncated or damaged?): {type(error).__name__}: "
-            f"{error}; {fix}."
+            f"chunk file {path} is not a readable .npz file (truncated or damaged?): it is "
+            f"{describe_file(path)} ({type(error).__name__}: {error}); {fix}."
         ) from error
     if not isinstance(data, np.lib.npyio.NpzFile):
         raise ValueError(
@@ -106,6 +106,7 @@ def load_npz_chunk(path: Path):
         )
     try:
         with data:
+            _check_members(data.zip, path.stat().st_size)
             if "format" in data.files:
                 X = _csr_from(data, path, fix)
             elif "X" in data.files:
@@ -125,6 +126,46 @@ def load_npz_chunk(path: Path):
         raise ValueError(
             f"chunk file {path} is damaged or truncated: {type(error).__name__}: {error}; {fix}."
         ) from error
+
+
+def _check_members(archive: zipfile.ZipFile, size: int) -> None:
+    """Raise a ValueError unless each array's header agrees with its member's size.
+
+    Checked before numpy allocates an array from its header: a damaged header
+    announcing a huge shape is an error, not a huge allocation.
+    """
+    for info in archive.infolist():
+        # Deflate expands at most about 1032 times; stored members not at all.
+        ratio = 1 if info.compress_type == zipfile.ZIP_STORED else 1100
+        if info.compress_size > size or info.file_size > info.compress_size * ratio + 64:
+            raise ValueError(
+                f"its member {info.filename} announces {info.file_size} bytes from "
+                f"{info.compress_size} compressed, in a {size}-byte file"
+            )
+        if not info.filename.endswith(".npy"):
+            continue
+        with archive.open(info) as member:
+            try:
+                version = np.lib.format.read_magic(member)
+                if version not in ((1, 0), (2, 0)):
+                    continue  # numpy's reader checks the rarer versions itself
+                read = (
+                    np.lib.format.read_array_header_1_0
+                    if version == (1, 0)
+                    else np.lib.format.read_array_header_2_0
+                )
+                shape, _, dtype = read(member)
+                start = member.tell()
+            except ValueError as error:
+                raise ValueError(f"the header of {info.filename} is damaged ({error})") from None
+        if dtype.hasobject:
+            continue  # refused by np.load without allow_pickle
+        needed = start + int(np.prod(shape, dtype=object)) * dtype.itemsize
+        if needed != info.file_size:
+            raise ValueError(
+                f"the array {info.filename[:-4]!r} announces shape {shape} of {dtype} "
+                f"({needed} bytes) but its member holds {info.file_size} bytes"
+            )
 
 
 def _csr_from(data, path: Path, fix: str) -> sp.csr_matrix:
@@ -173,15 +214,16 @@ def save_npz_chunks(
 
     Notes
     -----
-    Each file is written to a temporary file in ``directory`` and renamed over its
-    target only once complete, so an error or an interrupt never leaves a
-    truncated chunk, nor damages an existing file of the same name.
+    Each file is written to a temporary file in ``directory``, verified, and renamed
+    over its target only once complete (``sknce._files.atomic_write``), so an
+    error, a full disk or a killed process never leaves a truncated chunk, nor
+    damages an existing file of the same name; a full disk is an ``OSError`` naming
+    the file. The temporary files of killed saves into ``directory`` are removed.
     """
-    # Imported here: the word-vector package is not needed to read chunks.
-    from sknce.words._io import atomic_write
-
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
+    # Once for the directory, not at each file: the temporaries of killed saves.
+    remove_stale(directory, targets=None)
     files = []
     for index, chunk in enumerate(chunks):
         X, y = chunk if isinstance(chunk, tuple) else (chunk, None)
@@ -198,7 +240,7 @@ def save_npz_chunks(
         else:
             arrays["X"] = np.asarray(X)
         path = directory / f"{prefix}-{index:05d}.npz"
-        with atomic_write(path) as stream:
+        with atomic_write(path, clean=False) as stream:
             np.savez(stream, **arrays)
         files.append(path)
     return NpzChunks(files)

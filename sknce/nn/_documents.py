@@ -1,4 +1,4 @@
-"""Scorers of document pairs (Tosh et al., 2021).
+r"""Scorers of document pairs (Tosh et al., 2021).
 
 A scorer splits :math:`f(x, x')` into a left encoder, a right encoder and a
 ``combine`` step, so that each half of a batch is encoded once and every

@@ -44,6 +44,7 @@ from sknce.words._net import (
 from sknce.words._sampler import CorpusDataset, WordSampler
 from sknce.words._subword_model import (
     SubwordKernelStep,
+    check_subword_memory,
     renew_subword_noise,
     subword_discriminator,
     subword_vectors,
@@ -626,8 +627,11 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         return self._discriminator_optimizer().lr
 
     def _check_params(self) -> None:
-        """Errors naming the fix for what the subword model does not do, and for ``n_jobs``."""
+        """Errors naming the fix for ``n_jobs``, and for what the subword model does not do
+        or cannot hold."""
         check_n_jobs(self.n_jobs)
+        if self.subwords and self.bucket != "auto":  # "auto" is at most fastText's default
+            check_subword_memory(self.bucket, self.n_components)
         if self.subwords and self.adversarial and self.generator_centre == "discriminator":
             raise ValueError(
                 "generator_centre='discriminator' reads one input row per word, and with "
@@ -642,7 +646,7 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         return ACEMiner(self.generator_lr, GeneratorSettings.of(self))
 
     def _divergence_hint(self) -> str:
-        hint = f"Lower lr (now {self.lr})"
+        hint = "Lower lr (this call ran at {lr})"
         if self.adversarial and self.importance_weighting:
             hint += (
                 f", lower max_importance_weight (now {self.max_importance_weight}), or set "

@@ -7,9 +7,10 @@ apart from ``KeyedVectors``):
 - :func:`read_word2vec` reads the word2vec text and binary formats (and
   GloVe's header-less text) into a matrix preallocated from the header and
   filled in chunks, so that a load needs little more memory than the matrix;
-- :func:`write_word2vec`, :func:`write_native` write to a temporary file in
-  the target's directory and rename it over the target, so a failed write
-  never leaves a truncated file;
+- :func:`write_word2vec`, :func:`write_native` write through
+  ``sknce._files`` (a verified temporary file renamed over the target, files
+  of a pair switched together), so a failed or killed save never leaves a
+  truncated file, nor a pair of two saves;
 - :func:`read_native` maps the native format's ``.npy`` matrix (``mmap="r"``)
   so that processes share one copy;
 - :func:`iter_word_pairs` and :func:`iter_analogies` parse the word-similarity
@@ -26,15 +27,14 @@ import json
 import os
 import re
 import secrets
-import signal
-import stat
-import threading
 import warnings
 import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
+
+from sknce._files import describe_file, recover, replace_together
 
 PathType = str | os.PathLike
 
@@ -116,112 +116,23 @@ def file_errors(path: PathType):
         ) from None
 
 
-@contextlib.contextmanager
-def _staged(path: Path):
-    """A binary stream to a new temporary file beside ``path``; yields (stream, temp path).
-
-    ``.gz``/``.bz2`` targets are compressed. The temporary file is complete when the
-    block ends; on any exception it is removed.
-    """
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    # os.open with 0o666 gives the permissions the user's umask allows, as open() would.
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with contextlib.ExitStack() as stack:
-            stream = stack.enter_context(open(fd, "wb"))
-            if path.suffix == ".gz":
-                stream = stack.enter_context(
-                    gzip.GzipFile(filename=path.name, mode="wb", fileobj=stream)
-                )
-            elif path.suffix == ".bz2":
-                stream = stack.enter_context(bz2.BZ2File(stream, "wb"))
-            yield stream, tmp
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-@contextlib.contextmanager
-def _interrupts_deferred():
-    """Hold back Ctrl-C (SIGINT) until the block ends, in the main thread.
-
-    Elsewhere (no signal handler can be set) the block runs as it is.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    received = []
-    try:
-        previous = signal.signal(signal.SIGINT, lambda *args: received.append(args))
-    except ValueError:  # not the main interpreter
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous if previous is not None else signal.SIG_DFL)
-    if received and callable(previous):
-        previous(*received[0])
-    elif received and previous == signal.SIG_DFL:
-        signal.raise_signal(signal.SIGINT)
-
-
-def _switch(staged: list[tuple[Path, Path]]) -> None:
-    """Rename each temporary file over its target, all or none (Ctrl-C held back).
-
-    Each existing target is first hard-linked to a backup; if a rename fails, the
-    targets already replaced get their backups back (those that did not exist are
-    removed). The temporary files are removed in any case.
-    """
-    backups: dict[Path, Path] = {}
-    done: list[Path] = []
-    try:
-        with _interrupts_deferred():
-            try:
-                for tmp, target in staged:
-                    if target.exists():
-                        os.chmod(tmp, stat.S_IMODE(os.stat(target).st_mode))
-                        backup = tmp.with_suffix(".bak")
-                        with contextlib.suppress(OSError):  # no hard links: no rollback
-                            os.link(target, backup)
-                            backups[target] = backup
-                    os.replace(tmp, target)
-                    done.append(target)
-            except BaseException:
-                for target in reversed(done):
-                    if target in backups:
-                        os.replace(backups.pop(target), target)
-                    else:
-                        os.unlink(target)
-                raise
-    finally:
-        for path in [tmp for tmp, _ in staged] + list(backups.values()):
-            with contextlib.suppress(OSError):
-                os.unlink(path)
-
-
-@contextlib.contextmanager
-def atomic_write(path: PathType):
-    """A binary stream to a temporary file that replaces ``path`` only on success.
-
-    The temporary file lives in the target's directory (``os.replace`` is atomic
-    there); ``.gz``/``.bz2`` targets are compressed. On any exception the
-    temporary file is removed and an existing ``path`` is left untouched.
-
-    Parameters
-    ----------
-    path : str or path-like
-        The file to write; its permissions are kept when it exists.
-
-    Yields
-    ------
-    binary file object
-    """
-    path = Path(path)
-    with _staged(path) as (stream, tmp):
-        yield stream
-    _switch([(tmp, path)])
+def _format_hint(path: PathType) -> str:
+    """Which loader reads ``path``, from what it looks like ("" when none applies)."""
+    found = describe_file(path)
+    for start, hint in (
+        ("a fastText", "load_facebook_vectors reads it"),
+        (
+            "a Python pickle",
+            "a gensim KeyedVectors.save file loads with gensim's "
+            "KeyedVectors.load, then WordVectors.from_gensim",
+        ),
+        ("a word2vec binary", "WordVectors.load_word2vec_format(path, binary=True) reads it"),
+        ("a word2vec text", "WordVectors.load_word2vec_format(path) reads it"),
+        ("a WordVectors.save", "WordVectors.load reads it"),
+    ):
+        if found.startswith(start):
+            return f" ({hint}.)"
+    return ""
 
 
 # --- word2vec format: reading ----------------------------------------------------------
@@ -280,6 +191,8 @@ def read_word2vec(
     if datatype.kind != "f":
         raise TypeError(f"datatype must be a float type, got {datatype}.")
     codecs.lookup(encoding)  # an unknown encoding fails here, not after a long read
+    recover(path)  # finish a save of the file that a kill interrupted
+    _check_not_foreign(path)
     with file_errors(path):
         detected = is_binary_word2vec(path) if binary in (None, True) else False
         if binary is None:
@@ -294,6 +207,19 @@ def read_word2vec(
         if binary:
             return reader.read_binary()
         return reader.read_text()
+
+
+#: What a word2vec file never starts as (checked on files not named .gz or .bz2).
+_FOREIGN = ("a fastText", "a Python pickle", "a WordVectors.save", "a numpy", "a zip")
+
+
+def _check_not_foreign(path: PathType) -> None:
+    """Raise a ValueError naming the format of a file that is no word2vec file at all."""
+    if Path(path).suffix in _MAX_RATIO or not os.path.isfile(path):
+        return  # compressed: its content is checked as it is read; a missing file: OSError
+    found = describe_file(path)
+    if found.startswith(_FOREIGN):
+        raise ValueError(f"{path} is not a word2vec file: it is {found}.{_format_hint(path)}")
 
 
 def is_binary_word2vec(path: PathType) -> bool:
@@ -452,7 +378,8 @@ class _Reader:
                 raise ValueError(
                     _bad_header(path, first)
                     or f"{path} does not start with a '<n_words> <n_dims>' header line, which "
-                    "the binary word2vec format requires; is it a text file (binary=False)?"
+                    f"the binary word2vec format requires: it is {describe_file(path)}."
+                    f"{_format_hint(path)}"
                 )
             n_words, n_dims = header
             n_rows = n_words if self.limit is None else min(n_words, self.limit)
@@ -754,17 +681,13 @@ def write_word2vec(
     if binary and not write_header:
         raise ValueError("the binary word2vec format needs its header; pass write_header=True.")
     n_rows = 4096
-    path = Path(path)
-    with contextlib.ExitStack() as stack:
-        out, tmp = stack.enter_context(_staged(path))
-        staged = [(tmp, path)]
+    paths = [path] if vocab_path is None else [path, vocab_path]
+    with replace_together(paths) as streams:
+        out = streams[0]
         if vocab_path is not None:
-            vocab_path = Path(vocab_path)
-            vocab_out, vocab_tmp = stack.enter_context(_staged(vocab_path))
             for start in range(0, len(words), n_rows):
                 pairs = zip(words[start : start + n_rows], counts[start : start + n_rows])
-                vocab_out.write("".join(f"{w} {int(c)}\n" for w, c in pairs).encode())
-            staged.append((vocab_tmp, vocab_path))
+                streams[1].write("".join(f"{w} {int(c)}\n" for w, c in pairs).encode())
         if write_header:
             out.write(f"{len(words)} {vectors.shape[1]}\n".encode())
         for start in range(0, len(words), n_rows):
@@ -780,7 +703,6 @@ def write_word2vec(
                         f"{w} {' '.join(map(str, v))}\n" for w, v in zip(chunk, block)
                     ).encode()
                 )
-    _switch(staged)
 
 
 def read_vocab(
@@ -809,6 +731,7 @@ def read_vocab(
         ``words`` is missing from the file (the messages name the file).
     """
     counts: dict[str, int] = {}
+    recover(path)  # the temporary file of a killed save
     with file_errors(path), open_file(path, "rb") as lines:
         for line_no, raw in enumerate(lines, start=1):
             try:
@@ -909,15 +832,11 @@ def write_native(
     }
     # ensure_ascii escapes every non-ASCII character, lone surrogates included.
     text = json.dumps(meta, ensure_ascii=True, allow_nan=True)
-    path = Path(path)
-    with contextlib.ExitStack() as stack:
+    with replace_together([path, native_matrix_path(path)]) as (words_out, matrix_out):
         # np.load reads the array and ignores the bytes after it: the token's place.
-        out, matrix_tmp = stack.enter_context(_staged(native_matrix_path(path)))
-        np.save(out, np.ascontiguousarray(vectors), allow_pickle=False)
-        out.write(_PAIR_TRAILER + token.encode("ascii"))
-        out, words_tmp = stack.enter_context(_staged(path))
-        out.write(text.encode("ascii"))
-    _switch([(matrix_tmp, native_matrix_path(path)), (words_tmp, path)])
+        np.save(matrix_out, np.ascontiguousarray(vectors), allow_pickle=False)
+        matrix_out.write(_PAIR_TRAILER + token.encode("ascii"))
+        words_out.write(text.encode("ascii"))
 
 
 def _native_meta(path: PathType) -> dict:
@@ -932,16 +851,12 @@ def _native_meta(path: PathType) -> dict:
     except (UnicodeDecodeError, json.JSONDecodeError):
         meta = None
     if not isinstance(meta, dict) or meta.get("format") != _NATIVE_FORMAT:
-        # gensim's save pickles (protocol 2 and above start with b"\x80").
-        hint = (
-            "a gensim KeyedVectors.save file loads with gensim's KeyedVectors.load, then "
-            "WordVectors.from_gensim"
-            if raw[:1] == b"\x80"
-            else "a word2vec file loads with WordVectors.load_word2vec_format"
-        )
+        found, hint = describe_file(path), _format_hint(path)
+        if raw[:1] == b"{" and "native" in found:
+            found, hint = "a truncated or damaged one", ""
         raise ValueError(
             f"{path} is not a file written by WordVectors.save, or it is truncated or "
-            f"damaged ({hint})."
+            f"damaged: it is {found}.{hint or ' Save the vectors again.'}"
         )
     if meta.get("version") not in (1, _NATIVE_VERSION):
         raise ValueError(
@@ -1056,6 +971,7 @@ def read_native(path: PathType, mmap: str | None = None):
     """
     if mmap not in (None, "r", "r+", "c"):
         raise ValueError(f"mmap must be None, 'r', 'r+' or 'c', got {mmap!r}.")
+    recover(path, native_matrix_path(path))  # finish a save of the pair that a kill interrupted
     meta = _native_meta(path)
     matrix_path = native_matrix_path(path)
     _check_matrix_file(Path(path), matrix_path, meta)

@@ -10,6 +10,8 @@ vectors (the means) from them.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from sknce.nn import SubwordSkipGram
@@ -19,7 +21,11 @@ from sknce.words._subword_vectors import SubwordVectors
 from sknce.words._subwords import subword_table
 
 __all__ = [
+    "MAX_AMPLIFICATION",
     "SubwordKernelStep",
+    "amplification",
+    "check_amplification",
+    "check_subword_memory",
     "renew_subword_noise",
     "subword_discriminator",
     "subword_vectors",
@@ -70,10 +76,101 @@ class SubwordKernelStep(ACEKernelStep):
         )
 
 
+#: Largest factor by which one SGD step may move a word's input vector more than a
+#: plain word2vec step (see :func:`check_amplification`): in gensim's Lee corpus a token
+#: of 400 "x" (394) made skip-gram's first epoch drift, one of 800 (794) destabilised it,
+#: one of 3000 made it diverge; its words reach 1.17 (benchmarks/README.md).
+MAX_AMPLIFICATION = 100.0
+
+
+def amplification(rows: np.ndarray) -> float:
+    """How many times farther a step moves the mean of ``rows`` than one row's step.
+
+    fastText adds the gradient of a word's input vector (the mean of its rows) to
+    each of its rows once per occurrence: a row listed ``m`` times moves ``m`` times,
+    and the mean moves ``sum(m**2) / len(rows)`` times the gradient (1 when no row
+    repeats).
+
+    Parameters
+    ----------
+    rows : int array
+        A word's rows, repeats included.
+
+    Returns
+    -------
+    float
+    """
+    _, counts = np.unique(rows, return_counts=True)
+    return float(np.dot(counts, counts)) / max(len(rows), 1)
+
+
+def check_amplification(words: list[str], ptr: np.ndarray, rows: np.ndarray) -> None:
+    """Raise a ValueError naming the tokens whose repeated n-grams make a fit diverge.
+
+    A word's amplification (:func:`amplification`) is at most its number of rows
+    divided by its number of distinct rows, at most its largest multiplicity, so
+    only words with more than ``MAX_AMPLIFICATION`` rows are measured.
+
+    Parameters
+    ----------
+    words : list of str
+    ptr, rows : int64 arrays
+        The subword table (:func:`~sknce.words._subwords.subword_table`).
+    """
+    sizes = np.diff(ptr)
+    worst = []
+    for w in np.flatnonzero(sizes > MAX_AMPLIFICATION):
+        factor = amplification(rows[ptr[w] : ptr[w + 1]])
+        if factor > MAX_AMPLIFICATION:
+            worst.append((factor, words[w]))
+    if not worst:
+        return
+    factor, word = max(worst)
+    others = f" ({len(worst) - 1} more tokens like it)" if len(worst) > 1 else ""
+    raise ValueError(
+        f"with subwords=True the token {word[:20]!r}... ({len(word)} characters){others} "
+        "repeats its character n-grams: fastText's update moves each n-gram row once per "
+        f"occurrence, so one step moves this word's vector {factor:.0f} times as far as a "
+        "plain word's, and the fit diverges whatever lr. Drop or shorten such tokens "
+        "before fitting (e.g. a trim_rule returning sknce.words.RULE_DISCARD for words "
+        "longer than 100 characters, as word2vec.c cuts them), or lower max_n."
+    )
+
+
+def check_subword_memory(bucket: int, dim: int) -> None:
+    """Raise a ValueError naming ``bucket`` if its rows cannot fit in this machine's memory.
+
+    Checked before the corpus is read, so that ``bucket=2**31`` is an error naming
+    it rather than an ``OSError`` of the allocation after a long scan.
+
+    Parameters
+    ----------
+    bucket : int
+    dim : int
+        ``n_components``.
+    """
+    try:
+        memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):  # no sysconf (Windows): not checked
+        return
+    needed = bucket * dim * 4
+    if memory > 0 and needed > memory:
+        default = 2_000_000 * dim * 4
+        raise ValueError(
+            f"bucket={bucket} n-gram rows of n_components={dim} float32 values need "
+            f"{needed / 2**30:.1f} GiB, more than this machine's {memory / 2**30:.1f} GiB of "
+            f"memory. Lower bucket (fastText's default 2000000 needs {default / 2**20:.0f} MiB "
+            "here; fewer rows share more n-grams) or n_components."
+        )
+
+
 def subword_discriminator(
     words: list[str], dim: int, min_n: int, max_n: int, bucket: int
 ) -> SubwordSkipGram:
     """A subword discriminator for a vocabulary: its rows and its table.
+
+    Raises the errors of :func:`check_subword_memory` and
+    :func:`check_amplification` before the rows are allocated.
 
     Parameters
     ----------
@@ -86,7 +183,9 @@ def subword_discriminator(
     -------
     SubwordSkipGram
     """
+    check_subword_memory(bucket, dim)
     ptr, rows = subword_table(words, min_n, max_n, bucket)
+    check_amplification(words, ptr, rows)
     return SubwordSkipGram(len(words), dim, ptr, rows, len(words) + bucket)
 
 

@@ -19,9 +19,38 @@ import numpy as np
 from sknce.words._fasttext_format import load_facebook_model, write_facebook_model
 from sknce.words._io import iter_word_pairs
 from sknce.words._subwords import ngram_buckets, subword_table, word_means
-from sknce.words._vectors import WordVectors, _ensure_list, _pearson_spearman, _unitvec
+from sknce.words._vectors import (
+    WordVectors,
+    _check_finite_rows,
+    _ensure_list,
+    _pearson_spearman,
+    _unitvec,
+)
 
 __all__ = ["SubwordVectors", "load_facebook_vectors", "save_facebook_model"]
+
+# Longest n-gram that can be asked for: the compiled hashing counts in int64.
+_MAX_N = 2**31 - 1
+
+
+def _check_n(name: str, value, lowest: int) -> int:
+    """An n-gram length as a Python int (numpy integers too), or an error naming it."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {value!r} ({type(value).__name__}).")
+    if not lowest <= value <= _MAX_N:
+        raise ValueError(f"{name} must be in {lowest}..{_MAX_N}, got {value}.")
+    return int(value)
+
+
+def _float32_rows(name: str, rows) -> np.ndarray:
+    """A 2-d float32 C-ordered matrix (no copy when it is one), or an error naming it."""
+    array = np.asarray(rows)
+    if array.dtype.kind not in "fiu":
+        raise TypeError(f"{name} must hold numbers, got dtype {array.dtype}.")
+    if array.ndim != 2:
+        raise ValueError(f"{name} must be a 2-d array (rows, n_dims), got shape {array.shape}.")
+    with np.errstate(over="ignore"):  # values beyond float32's range are reported as inf
+        return np.require(array, np.float32, "C")
 
 
 class SubwordVectors(WordVectors):
@@ -38,11 +67,19 @@ class SubwordVectors(WordVectors):
         The rows of the hashed n-grams (gensim's ``vectors_ngrams``); ``bucket``
         is its number of rows, 0 for words alone.
     min_n : int, default=3
-        Shortest n-gram, in characters.
+        Shortest n-gram, in characters (at least 1).
     max_n : int, default=6
         Longest n-gram, in characters (below ``min_n``: no n-grams).
     counts : array-like of int of shape (n_words,), default=None
         Corpus count of each word.
+
+    Raises
+    ------
+    ValueError
+        If the rows are not finite (NaN, inf, or beyond float32's range), the
+        shapes disagree, or ``min_n``/``max_n`` are out of range.
+    TypeError
+        If the rows are not numbers, or ``min_n``/``max_n`` not integers.
 
     Attributes
     ----------
@@ -80,15 +117,22 @@ class SubwordVectors(WordVectors):
         max_n: int = 6,
         counts=None,
     ) -> None:
-        vectors_vocab = np.require(vectors_vocab, np.float32, "C")
-        vectors_ngrams = np.require(vectors_ngrams, np.float32, "C")
-        if vectors_ngrams.ndim != 2 or vectors_ngrams.shape[1] != np.shape(vectors_vocab)[-1]:
+        min_n, max_n = _check_n("min_n", min_n, 1), _check_n("max_n", max_n, 0)
+        vectors_vocab = _float32_rows("vectors_vocab", vectors_vocab)
+        vectors_ngrams = _float32_rows("vectors_ngrams", vectors_ngrams)
+        if vectors_ngrams.shape[1] != vectors_vocab.shape[1]:
             raise ValueError(
                 f"vectors_ngrams has shape {vectors_ngrams.shape} but the word vectors have "
-                f"{np.shape(vectors_vocab)[-1]} dimensions; pass a (bucket, n_dims) matrix."
+                f"{vectors_vocab.shape[1]} dimensions; pass a (bucket, n_dims) matrix."
             )
-        if not (isinstance(min_n, int) and isinstance(max_n, int) and min_n >= 1):
-            raise ValueError(f"min_n={min_n!r} and max_n={max_n!r} must be integers, min_n >= 1.")
+        _check_finite_rows(
+            vectors_ngrams,
+            lambda bad, rest: (
+                f"n-gram row {bad}{f' and {rest} more rows' if rest else ''} of vectors_ngrams "
+                "has non-finite values (NaN or inf, or beyond float32's range); every "
+                "string's vector would be NaN. Fix or zero those rows."
+            ),
+        )
         super().__init__(words, vectors_vocab.copy(), counts=counts)
         self.vectors_vocab = vectors_vocab
         self.vectors_ngrams = vectors_ngrams
@@ -330,6 +374,70 @@ class SubwordVectors(WordVectors):
             "n-gram rows. Add them to WordVectors(wv.index_to_key, wv.vectors) instead."
         )
 
+    def to_gensim(self):
+        """The same vectors as a gensim ``FastTextKeyedVectors`` (a copy), n-grams included.
+
+        The word rows, the n-gram rows, ``min_n``, ``max_n``, ``bucket`` and the
+        per-word attributes are carried over, so that gensim gives the same vector
+        to any string; :meth:`from_gensim` gives back equal vectors.
+
+        Returns
+        -------
+        gensim.models.fasttext.FastTextKeyedVectors
+
+        Raises
+        ------
+        ImportError
+            If gensim is not installed.
+        """
+        fasttext_keyed_vectors = _gensim_fasttext("to_gensim")
+        kv = fasttext_keyed_vectors(self.vector_size, self.min_n, self.max_n, self.bucket)
+        kv.index_to_key = list(self.index_to_key)
+        kv.key_to_index = dict(self.key_to_index)
+        kv.init_post_load(np.vstack([self.vectors_vocab, self.vectors_ngrams]))
+        for name, values in self.expandos.items():
+            kv.expandos[name] = values.copy()
+        return kv
+
+    @classmethod
+    def from_gensim(cls, kv) -> SubwordVectors:
+        """The vectors of a gensim ``FastTextKeyedVectors`` (a copy): words and n-grams.
+
+        Parameters
+        ----------
+        kv : gensim.models.fasttext.FastTextKeyedVectors
+            E.g. ``model.wv`` of a gensim ``FastText``.
+
+        Returns
+        -------
+        SubwordVectors
+
+        Raises
+        ------
+        ImportError
+            If gensim is not installed.
+        TypeError
+            If ``kv`` holds no n-grams (a plain ``KeyedVectors``: use
+            :meth:`WordVectors.from_gensim`).
+        """
+        fasttext_keyed_vectors = _gensim_fasttext("from_gensim")
+        if not isinstance(kv, fasttext_keyed_vectors):
+            raise TypeError(
+                f"SubwordVectors.from_gensim takes a gensim FastTextKeyedVectors (model.wv of "
+                f"a FastText), got {type(kv).__name__}; WordVectors.from_gensim takes a "
+                "KeyedVectors."
+            )
+        wv = cls(
+            list(kv.index_to_key),
+            np.array(kv.vectors_vocab),
+            np.array(kv.vectors_ngrams),
+            min_n=kv.min_n,
+            max_n=kv.max_n,
+        )
+        for name, values in kv.expandos.items():
+            wv.expandos[name] = np.array(values[: len(wv)])
+        return wv
+
     def save(self, path) -> None:
         """Save as a fastText ``.bin`` file (:func:`~sknce.words.save_facebook_model`).
 
@@ -393,6 +501,18 @@ class SubwordVectors(WordVectors):
         self.save_word2vec_format(path, binary=False)
 
 
+def _gensim_fasttext(caller: str):
+    """gensim's ``FastTextKeyedVectors`` class, or an ImportError saying how to get it."""
+    try:
+        from gensim.models.fasttext import FastTextKeyedVectors
+    except ImportError:
+        raise ImportError(
+            f"SubwordVectors.{caller} needs gensim, which is not installed; install it with "
+            "'pip install gensim'."
+        ) from None
+    return FastTextKeyedVectors
+
+
 def load_facebook_vectors(path: str | os.PathLike, encoding: str = "utf-8") -> SubwordVectors:
     """The vectors of a fastText ``.bin`` file: a vector for any string.
 
@@ -413,14 +533,18 @@ def load_facebook_vectors(path: str | os.PathLike, encoding: str = "utf-8") -> S
     """
     model = load_facebook_model(path, encoding=encoding, full_model=False)
     n = len(model.words)
-    return SubwordVectors(
-        model.words,
-        model.input[:n],
-        model.input[n:],
-        min_n=model.args["minn"],
-        max_n=model.args["maxn"],
-        counts=model.counts,
-    )
+    try:
+        return SubwordVectors(
+            model.words,
+            model.input[:n],
+            model.input[n:],
+            # fastText's n-grams are 1 character long at least: its minn 0 is 1
+            min_n=max(model.args["minn"], 1),
+            max_n=model.args["maxn"],
+            counts=model.counts,
+        )
+    except (ValueError, TypeError) as error:
+        raise ValueError(f"{path}: {error} The file is damaged.") from None
 
 
 def save_facebook_model(

@@ -128,6 +128,17 @@ def _check_restrict_vocab(restrict_vocab) -> int | None:
     return int(restrict_vocab) or None  # gensim: 0 means no restriction
 
 
+def _check_finite_rows(vectors: np.ndarray, message) -> None:
+    """Raise ``ValueError(message(first, rest))`` if a row holds a NaN or inf.
+
+    ``first`` is the first such row, ``rest`` the number of such rows after it.
+    """
+    bad = _first_nonfinite_row(vectors)
+    if bad is not None:
+        rest = int(np.count_nonzero(~np.isfinite(vectors[bad + 1 :]).all(axis=1)))
+        raise ValueError(message(bad, rest))
+
+
 def _first_nonfinite_row(vectors: np.ndarray) -> int | None:
     """Index of the first row with a NaN or inf, scanning in blocks (no full-size temporary)."""
     step = max(1, _BLOCK // max(vectors.shape[1], 1))
@@ -253,14 +264,14 @@ class WordVectors:
             raise TypeError(f"dtype must be a float type, got {dtype}.")
         with np.errstate(over="ignore"):  # values beyond dtype's range are reported below
             vectors = np.ascontiguousarray(vectors, dtype=dtype)
-        bad = _first_nonfinite_row(vectors)
-        if bad is not None:
-            rest = np.count_nonzero(~np.isfinite(vectors[bad + 1 :]).all(axis=1))
-            others = f" and {rest} more words" if rest else ""
-            raise ValueError(
-                f"the vector of {self.index_to_key[bad]!r}{others} has non-finite values "
+        _check_finite_rows(
+            vectors,
+            lambda bad, rest: (
+                f"the vector of {self.index_to_key[bad]!r}"
+                f"{f' and {rest} more words' if rest else ''} has non-finite values "
                 f"(NaN or inf, or beyond {dtype}'s range); fix or drop those words."
-            )
+            ),
+        )
         return vectors
 
     def _check_counts(self, counts) -> np.ndarray:

@@ -15,6 +15,7 @@ import threading
 import numpy as np
 import pytest
 
+from sknce import _files as atomic
 from sknce.words import _io
 from sknce.words._vectors import WordVectors, resolve_init_vectors
 
@@ -55,18 +56,19 @@ def test_a_save_interrupted_between_its_two_writes_keeps_the_old_pair(
 ):
     path = tmp_path / "model.wv"
     old.save(path)
-    staged, calls = _io._staged, []
+    write, calls = atomic._Checked.write, []
 
-    def interrupt_second(target):
-        calls.append(target)
-        if len(calls) == 2:  # the matrix is written, the words are not
+    def interrupt_words(stream, data):
+        calls.append(len(memoryview(data).cast("B")))
+        if bytes(memoryview(data)[:1]) == b"{":  # the matrix is written, the words are not
             raise KeyboardInterrupt
-        return staged(target)
+        return write(stream, data)
 
-    monkeypatch.setattr(_io, "_staged", interrupt_second)
+    monkeypatch.setattr(atomic._Checked, "write", interrupt_words)
     with pytest.raises(KeyboardInterrupt):
         new.save(path)
     monkeypatch.undo()
+    assert len(calls) > 1
     _assert_same(WordVectors.load(path), old)
     assert _files(tmp_path) == ["model.wv", "model.wv.vectors.npy"]  # no temporary left
 

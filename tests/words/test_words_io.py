@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from sknce._files import atomic_write
 from sknce.words import _io
 from sknce.words._vectors import WordVectors, resolve_init_vectors
 
@@ -396,11 +397,11 @@ def test_atomic_write_replaces_only_on_success_and_keeps_permissions(tmp_path):
     path = tmp_path / "out.bin"
     path.write_bytes(b"old")
     os.chmod(path, 0o640)
-    with pytest.raises(RuntimeError, match="interrupted"), _io.atomic_write(path) as out:
+    with pytest.raises(RuntimeError, match="interrupted"), atomic_write(path) as out:
         out.write(b"partial")
         raise RuntimeError("interrupted")
     assert path.read_bytes() == b"old" and os.listdir(tmp_path) == ["out.bin"]
-    with _io.atomic_write(path) as out:
+    with atomic_write(path) as out:
         out.write(b"new")
     assert path.read_bytes() == b"new" and stat.S_IMODE(os.stat(path).st_mode) == 0o640
 

@@ -1,0 +1,785 @@
+"""Files written whole or not at all: the one write path of every file sknce saves.
+
+Every writer (word vectors in the native, word2vec and fastText formats, chunk files,
+checkpoints, ONNX models) saves through :func:`atomic_write` (one file),
+:func:`replace_together` (files that belong together, e.g. a vectors file and its
+vocabulary) or :func:`staged_files` (a writer that takes a path, such as torch's ONNX
+exporter). Each of them:
+
+1. finishes, first, a switch that a killed save of the same target left half done
+   (:func:`recover`), and removes the temporary files of killed saves;
+2. writes each file under a temporary name beside its target,
+   ``.<name>.<host>-<pid>-<token>.tmp``, so that the rename below stays in one file
+   system and a later save can tell whose temporary it is;
+3. flushes and ``fsync``\\ s it, then *verifies* it: its size and a CRC-32 read back
+   must equal what was written (a file system that reports a failed write only at
+   ``fsync`` or ``close``, or a short write, fails here, not at the next load);
+4. renames it over the target, which is atomic: a reader, or a process killed at any
+   moment, sees the old file or the new one, never a mix. Files replaced together are
+   renamed after a *journal* listing the renames is written; a save killed between
+   two renames is finished by the next save or load (step 1), so a pair is never
+   left half old, half new;
+5. on failure removes its temporary files and raises an ``OSError`` (same ``errno``)
+   naming the target, the cause (``No space left on device``) and the fix; the old
+   file is unchanged.
+
+Ctrl-C is held back while the renames run. Temporary files of a process that still
+runs, or of another host, are never touched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import io
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import stat
+import threading
+import zlib
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+__all__ = [
+    "Transaction",
+    "atomic_write",
+    "describe_file",
+    "recover",
+    "remove_stale",
+    "replace_together",
+    "staged_files",
+]
+
+PathType = str | os.PathLike
+
+_HOST = hashlib.sha256(socket.gethostname().encode("utf8", "replace")).hexdigest()[:8]
+_TEMP = re.compile(
+    r"^\.(?P<target>.+)\.(?P<host>[0-9a-f]{8})-(?P<pid>\d+)-[0-9a-f]{8}\.(tmp|bak)$"
+)
+_JOURNAL_SUFFIX = ".sknce-journal"
+_JOURNAL_FORMAT = "sknce.replace_together"
+_READ_BYTES = 1 << 20
+#: What to do about a failed write, by errno.
+_FIXES = {
+    errno.ENOSPC: "Free space on that device, or save to another directory.",
+    errno.EDQUOT: "Your disk quota is used up: free space, or save to another directory.",
+    errno.EACCES: "Save to a directory you can write to.",
+    errno.EPERM: "Save to a directory you can write to.",
+    errno.EROFS: "The file system is read-only: save to another directory.",
+    errno.EFBIG: "The file system cannot hold a file this large: save to another one.",
+    errno.EMFILE: "Too many files are open: close some.",
+    errno.ENFILE: "Too many files are open: close some.",
+    errno.ENAMETOOLONG: "Give the file a shorter name.",
+}
+
+
+# --- temporary names, their owners, stale temporaries ----------------------------------
+
+
+def _temp_name(target: Path, kind: str = "tmp") -> Path:
+    return target.with_name(f".{target.name}.{_HOST}-{os.getpid()}-{secrets.token_hex(4)}.{kind}")
+
+
+def _alive(host: str, pid: int) -> bool:
+    """Whether the process that named a temporary may still run (True when unknown)."""
+    if host != _HOST or os.name == "nt":  # another host's, or no safe probe (Windows)
+        return True
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # e.g. another user's process
+        return True
+    return True
+
+
+def remove_stale(directory: PathType, targets=None) -> list[Path]:
+    """Remove the temporary files that killed saves left in ``directory``.
+
+    A temporary file of a save (``.<name>.<host>-<pid>-<token>.tmp`` or ``.bak``, or
+    a staging directory of that name) is stale when its process ran on this host and
+    no longer runs. Others are left alone.
+
+    Parameters
+    ----------
+    directory : str or path-like
+    targets : collection of str, or None, default=None
+        Only the temporaries of these file names and of their companions (names
+        that extend one of them after a dot, such as ONNX's ``<name>.data``);
+        ``None``: of any name.
+
+    Returns
+    -------
+    list of Path
+        What was removed.
+    """
+    removed = []
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return removed
+    for entry in entries:
+        match = _TEMP.match(entry.name)
+        if match is None or not _belongs(match["target"], targets):
+            continue
+        if _alive(match["host"], int(match["pid"])):
+            continue
+        path = Path(entry.path)
+        with contextlib.suppress(OSError):
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+            removed.append(path)
+    return removed
+
+
+def _belongs(name: str, targets) -> bool:
+    """Whether a temporary of the file ``name`` is one of a save of ``targets``."""
+    return targets is None or any(name == t or name.startswith(t + ".") for t in targets)
+
+
+def _journal_path(primary: Path) -> Path:
+    return primary.with_name(f".{primary.name}{_JOURNAL_SUFFIX}")
+
+
+def recover(*paths: PathType) -> None:
+    """Finish a killed :func:`replace_together` of ``paths``, and remove stale temporaries.
+
+    Called by every save before it writes and by every load before it reads. If a
+    save of these files was killed between its renames (its journal remains and its
+    process no longer runs), the renames it had not done are done now, so the files
+    are all of that save. Then the temporary files of killed saves of each path are
+    removed (:func:`remove_stale`). Errors of the file system are ignored here (a
+    read-only directory): the load that follows reports what it finds.
+
+    Parameters
+    ----------
+    *paths : str or path-like
+        The files of one save; the first holds the journal.
+    """
+    if not paths:
+        return
+    primary = Path(paths[0])
+    journal = _journal_path(primary)
+    with contextlib.suppress(OSError):
+        record = _read_journal(journal)
+        if record is not None and not _alive(record["host"], record["pid"]):
+            for tmp, target in record["moves"]:
+                if os.path.lexists(tmp):
+                    os.replace(tmp, target)
+                    _sync_directory(Path(target).parent)
+            journal.unlink()
+            _sync_directory(journal.parent)
+    if os.path.lexists(journal):
+        return  # a save still running, or one not finished: its temporaries stay
+    by_directory: dict[Path, set[str]] = {journal.parent: {journal.name}}
+    for path in map(Path, paths):
+        by_directory.setdefault(path.parent, set()).add(path.name)
+    for directory, names in by_directory.items():
+        remove_stale(directory, names)
+
+
+def _read_journal(journal: Path) -> dict | None:
+    """The journal's record, or None if there is none; a damaged one is removed."""
+    try:
+        raw = journal.read_bytes()
+    except FileNotFoundError:
+        return None
+    try:
+        record = json.loads(raw.decode("utf8"))
+        if record.get("format") != _JOURNAL_FORMAT:
+            raise ValueError
+        moves = [(str(tmp), str(target)) for tmp, target in record["moves"]]
+        return {"host": str(record["host"]), "pid": int(record["pid"]), "moves": moves}
+    except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError):
+        # Written whole by a rename, so only a hand edit damages it: nothing to finish.
+        journal.unlink()
+        return None
+
+
+def _sync_directory(directory: Path) -> None:
+    """Make a rename in ``directory`` durable (where the platform can)."""
+    with contextlib.suppress(OSError, AttributeError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+# --- errors ----------------------------------------------------------------------------
+
+
+def _write_error(target: Path, exc: OSError, existed: bool) -> OSError:
+    """An OSError naming the target, the cause and the fix.
+
+    The same errno, so the same subclass (``PermissionError``, ...); an error that
+    names its file already is returned as it is.
+    """
+    if getattr(exc, "_sknce_target", None) is not None:
+        return exc
+    number = exc.errno if exc.errno is not None else errno.EIO
+    cause = (exc.strerror or os.strerror(number)) if exc.errno is not None else str(exc)
+    state = f"the previous {target.name} is unchanged" if existed else "no file was written"
+    fix = _FIXES.get(number, "")
+    error = OSError(number, f"could not write {target}: {cause}; {state}. {fix}".rstrip())
+    error._sknce_target = str(target)
+    return error
+
+
+@contextlib.contextmanager
+def _named(target: Path, stage: _Stage | None = None) -> Iterator[None]:
+    """A writer's OSError (e.g. no space left) as the error naming ``target``.
+
+    A writer may turn the OSError of its stream into another exception (torch's
+    zip writer raises a RuntimeError about positions): the stream's own error is
+    raised then.
+    """
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno is None:
+            raise
+        raise _write_error(target, exc, target.exists()) from exc
+    except Exception as exc:
+        failed = stage.failed_write() if stage is not None else None
+        if failed is None:
+            raise
+        raise _write_error(failed[0], failed[1], failed[0].exists()) from exc
+
+
+# --- the staged file -------------------------------------------------------------------
+
+
+class _Checked(io.BufferedIOBase):
+    """A write-only stream that counts its bytes and their CRC-32.
+
+    Writers may close it (skorch's history closes its file): the underlying file
+    stays open until the save verifies and closes it.
+    """
+
+    def __init__(self, raw) -> None:
+        super().__init__()
+        self._raw = raw
+        self.size = 0
+        self.crc = 0
+        self.error: OSError | None = None
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:
+        if self.closed:
+            raise ValueError("write to a closed file")
+        view = memoryview(data).cast("B")
+        try:
+            self._raw.write(view)
+        except OSError as exc:
+            self.error = exc
+            raise
+        self.size += view.nbytes
+        self.crc = zlib.crc32(view, self.crc)
+        return view.nbytes
+
+    def tell(self) -> int:
+        return self.size
+
+    def flush(self) -> None:
+        if not self.closed:
+            self._raw.flush()
+
+
+class _Stage:
+    """The temporary files of one save, their verification and their switch."""
+
+    def __init__(self, primary: Path) -> None:
+        self.primary = primary
+        self.moves: list[tuple[Path, Path]] = []
+        self.open: list[tuple[Path, object, _Checked]] = []
+        self.directory: Path | None = None
+
+    def stream(self, target: Path, compress: bool):
+        """A stream to a new temporary file for ``target``, and its checked stream.
+
+        The first is a compressor for a ``.gz``/``.bz2`` target, else the second.
+        """
+        tmp = _temp_name(target)
+        try:
+            # 0o666: the permissions the user's umask allows, as open() gives.
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except OSError as exc:
+            raise _write_error(target, exc, target.exists()) from exc
+        raw = open(fd, "wb")  # noqa: SIM115 - closed by close_and_verify or abort
+        checked = _Checked(raw)
+        self.moves.append((tmp, target))
+        self.open.append((tmp, raw, checked))
+        if compress and target.suffix == ".gz":
+            import gzip
+
+            return gzip.GzipFile(filename=target.name, mode="wb", fileobj=checked), checked
+        if compress and target.suffix == ".bz2":
+            import bz2
+
+            return bz2.BZ2File(checked, "wb"), checked
+        return checked, checked
+
+    def failed_write(self) -> tuple[Path, OSError] | None:
+        """The target and error of the first write that failed, or None."""
+        targets = dict(self.moves)
+        for tmp, _, checked in self.open:
+            if checked.error is not None:
+                return targets[tmp], checked.error
+        return None
+
+    def staging_directory(self, target: Path) -> Path:
+        """A new directory beside ``target``, for writers that take a path."""
+        if self.directory is not None:
+            raise ValueError("one staging directory per transaction")
+        self.directory = _temp_name(target)
+        self.directory_target = target
+        try:
+            self.directory.mkdir()
+        except OSError as exc:
+            raise _write_error(target, exc, target.exists()) from exc
+        return self.directory
+
+    def close_and_verify(self) -> None:
+        """fsync every temporary file, then check its size and CRC-32 on disk."""
+        for tmp, raw, checked in self.open:
+            target = dict(self.moves)[tmp]
+            try:
+                raw.flush()
+                os.fsync(raw.fileno())
+                raw.close()
+                _verify(tmp, target, checked.size, checked.crc)
+            except OSError as exc:
+                raise _write_error(target, exc, target.exists()) from exc
+        if self.directory is not None:
+            for entry in sorted(self.directory.iterdir()):
+                target = self.directory_target.with_name(entry.name)
+                try:
+                    with open(entry, "rb") as f:
+                        os.fsync(f.fileno())
+                except OSError as exc:
+                    raise _write_error(target, exc, target.exists()) from exc
+                self.moves.append((entry, target))
+
+    def abort(self) -> None:
+        """Remove every temporary file (after a failure)."""
+        for _, raw, _ in self.open:
+            with contextlib.suppress(OSError, ValueError):
+                raw.close()
+        for tmp, _ in self.moves:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+        if self.directory is not None:
+            shutil.rmtree(self.directory, ignore_errors=True)
+
+    def switch(self) -> None:
+        """Rename the temporary files over their targets: all of them, or none."""
+        try:
+            if len(self.moves) == 1 and self.directory is None:
+                tmp, target = self.moves[0]
+                with _interrupts_deferred():
+                    _keep_mode(tmp, target)
+                    os.replace(tmp, target)
+                _sync_directory(target.parent)
+            else:
+                _switch_with_journal(self.moves, _journal_path(self.primary))
+        except OSError as exc:
+            raise _write_error(self.primary, exc, True) from exc
+        finally:
+            if self.directory is not None:
+                shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def _verify(tmp: Path, target: Path, size: int, crc: int) -> None:
+    """Raise an OSError(EIO) unless ``tmp`` holds ``size`` bytes of CRC-32 ``crc``."""
+    found, check = 0, 0
+    with open(tmp, "rb") as f:
+        while chunk := f.read(_READ_BYTES):
+            found += len(chunk)
+            check = zlib.crc32(chunk, check)
+    if found != size or check != crc:
+        raise OSError(
+            errno.EIO,
+            f"the file read back ({found} bytes, CRC-32 {check:08x}) is not what was "
+            f"written ({size} bytes, CRC-32 {crc:08x})",
+        )
+
+
+def _keep_mode(tmp: Path, target: Path) -> None:
+    """Give the new file the permissions of the one it replaces."""
+    with contextlib.suppress(FileNotFoundError):
+        os.chmod(tmp, stat.S_IMODE(os.stat(target).st_mode))
+
+
+def _switch_with_journal(moves: list[tuple[Path, Path]], journal: Path) -> None:
+    """Rename files over their targets behind a journal (see the module docstring).
+
+    If a rename fails, the targets already replaced get their previous content back
+    from hard-linked backups (those that did not exist are removed).
+    """
+    record = {
+        "format": _JOURNAL_FORMAT,
+        "host": _HOST,
+        "pid": os.getpid(),
+        "moves": [[str(tmp), str(target)] for tmp, target in moves],
+    }
+    backups: dict[Path, Path] = {}
+    done: list[Path] = []
+    with _interrupts_deferred():
+        _write_small(journal, json.dumps(record).encode("utf8"))
+        try:
+            for tmp, target in moves:
+                if target.exists():
+                    _keep_mode(tmp, target)
+                    backup = _temp_name(target, "bak")
+                    with contextlib.suppress(OSError):  # no hard links: no rollback
+                        os.link(target, backup)
+                        backups[target] = backup
+                os.replace(tmp, target)
+                done.append(target)
+        except BaseException:
+            for tmp, _ in moves:
+                with contextlib.suppress(OSError):
+                    tmp.unlink()
+            for target in reversed(done):
+                with contextlib.suppress(OSError):
+                    if target in backups:
+                        os.replace(backups.pop(target), target)
+                    else:
+                        target.unlink()
+            raise
+        finally:
+            for directory in {target.parent for _, target in moves}:
+                _sync_directory(directory)
+            with contextlib.suppress(OSError):
+                journal.unlink()
+            for backup in backups.values():
+                with contextlib.suppress(OSError):
+                    backup.unlink()
+
+
+def _write_small(path: Path, data: bytes) -> None:
+    """Write a few bytes to ``path`` atomically (the journal)."""
+    tmp = _temp_name(path)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        with open(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    _sync_directory(path.parent)
+
+
+@contextlib.contextmanager
+def _interrupts_deferred():
+    """Hold back Ctrl-C (SIGINT) until the block ends, in the main thread.
+
+    Elsewhere (no signal handler can be set) the block runs as it is.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received = []
+    try:
+        previous = signal.signal(signal.SIGINT, lambda *args: received.append(args))
+    except ValueError:  # not the main interpreter
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous if previous is not None else signal.SIG_DFL)
+    if received and callable(previous):
+        previous(*received[0])
+    elif received and previous == signal.SIG_DFL:
+        signal.raise_signal(signal.SIGINT)
+
+
+class Transaction:
+    """Files written one by one, then switched in together, or not at all.
+
+    Each :meth:`stream` (or :meth:`staged`) block writes one file to its temporary
+    file; a failure in any marks the transaction failed. :meth:`commit` verifies
+    every file and replaces the targets together (one rename, or several behind a
+    journal), or raises the first failure with every target unchanged. For writers
+    whose files come from separate calls (skorch's ``Checkpoint`` saves its files one
+    by one); :func:`atomic_write`, :func:`replace_together` and :func:`staged_files`
+    are one-block transactions. As a context manager it commits when its block
+    ends without error, and aborts otherwise.
+
+    Parameters
+    ----------
+    clean : bool, default=True
+        Before a file's first write, finish a killed save of it and remove the
+        temporary files of killed saves (:func:`recover`).
+    """
+
+    def __init__(self, clean: bool = True) -> None:
+        self.clean = clean
+        self.error: BaseException | None = None
+        self._stage: _Stage | None = None
+
+    def _begin(self, path: Path) -> _Stage:
+        if self.error is not None:
+            raise self.error
+        if self.clean:
+            recover(path)
+        if self._stage is None:
+            self._stage = _Stage(path)
+        return self._stage
+
+    @contextlib.contextmanager
+    def _failing(self) -> Iterator[None]:
+        try:
+            yield
+        except BaseException as exc:
+            self.error = exc
+            raise
+
+    @contextlib.contextmanager
+    def stream(self, path: PathType, compress: bool = True):
+        """A binary stream to a temporary file that will replace ``path``.
+
+        Parameters
+        ----------
+        path : str or path-like
+        compress : bool, default=True
+            Compress a ``.gz``/``.bz2`` target.
+
+        Yields
+        ------
+        binary file object
+            Closing it early is harmless.
+        """
+        path = Path(path)
+        with self._failing():
+            stage = self._begin(path)
+            stream, checked = stage.stream(path, compress)
+            with _named(path, stage):
+                try:
+                    yield stream
+                except BaseException:
+                    if stream is not checked:
+                        with contextlib.suppress(Exception):
+                            stream.close()
+                    raise
+                if stream is not checked:
+                    stream.close()  # a compressor: writes its trailer
+
+    @contextlib.contextmanager
+    def staged(self, path: PathType, verify=None):
+        """A path in a new temporary directory; its files will replace their namesakes.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The main file; the writer must create the yielded path.
+        verify : callable or None, default=None
+            ``verify(staged_path)`` raises if the staged main file is not right.
+
+        Yields
+        ------
+        pathlib.Path
+        """
+        path = Path(path)
+        with self._failing():
+            staged = self._begin(path).staging_directory(path) / path.name
+            with _named(path):
+                yield staged
+                if not staged.is_file() or staged.stat().st_size == 0:
+                    raise OSError(errno.EIO, "the writer left it empty or did not create it")
+                if verify is not None:
+                    verify(staged)
+
+    def commit(self) -> None:
+        """Verify the files and switch them in, or raise the first failure (none switched)."""
+        stage, self._stage = self._stage, None
+        if stage is None:
+            if self.error is not None:
+                raise self.error
+            return
+        try:
+            if self.error is not None:
+                raise self.error
+            stage.close_and_verify()
+        except BaseException:
+            stage.abort()
+            raise
+        stage.switch()
+
+    def abort(self) -> None:
+        """Remove the temporary files; every target stays as it was."""
+        stage, self._stage = self._stage, None
+        if stage is not None:
+            stage.abort()
+
+    def __enter__(self) -> Transaction:
+        return self
+
+    def __exit__(self, kind, value, traceback) -> None:
+        """Commit when the block ends without error, else abort."""
+        if kind is None:
+            self.commit()
+        else:
+            self.abort()
+
+
+# --- the three ways to save ------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def atomic_write(path: PathType, *, compress: bool = True, clean: bool = True):
+    """A binary stream to a temporary file that replaces ``path`` once verified.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file to write; its permissions are kept when it exists.
+    compress : bool, default=True
+        Compress a ``.gz``/``.bz2`` target.
+    clean : bool, default=True
+        First remove the temporary files of killed saves of ``path`` (a caller
+        writing many files of one directory does it once, with :func:`remove_stale`).
+
+    Yields
+    ------
+    binary file object
+        Closing it early is harmless.
+
+    Raises
+    ------
+    OSError
+        If the file cannot be written or verified; the message names ``path``, the
+        cause and the fix, and ``path`` is unchanged.
+    """
+    with Transaction(clean) as transaction, transaction.stream(path, compress) as stream:
+        yield stream
+
+
+@contextlib.contextmanager
+def replace_together(paths: Sequence[PathType], *, compress: bool = True):
+    """Binary streams to temporary files that replace all of ``paths`` together, or none.
+
+    A save killed while the files are renamed is finished by the next
+    :func:`recover` of ``paths[0]`` (every save and load of them calls it).
+
+    Parameters
+    ----------
+    paths : sequence of str or path-like
+        The files; the first is the one readers open (its directory holds the journal).
+    compress : bool, default=True
+        Compress ``.gz``/``.bz2`` targets.
+
+    Yields
+    ------
+    list of binary file objects
+        One per path, in order.
+
+    Raises
+    ------
+    OSError
+        As :func:`atomic_write`; every target is unchanged.
+    """
+    with Transaction() as transaction, contextlib.ExitStack() as stack:
+        yield [stack.enter_context(transaction.stream(path, compress)) for path in paths]
+
+
+@contextlib.contextmanager
+def staged_files(path: PathType, verify=None):
+    """A temporary directory beside ``path`` whose files replace their namesakes together.
+
+    For writers that take a path (torch's ONNX exporter, which may add a ``.data``
+    file beside the model): they write ``<directory>/<name of path>`` and any
+    companion files; when the block ends each file is fsynced, ``verify`` is called,
+    and every file replaces the file of its name beside ``path``.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The main file; the writer must create its namesake in the directory.
+    verify : callable or None, default=None
+        ``verify(staged_path)`` raises if the staged main file is not what it
+        should be (e.g. a model that does not parse).
+
+    Yields
+    ------
+    pathlib.Path
+        The staged main file's path, ``<directory>/<name of path>``.
+    """
+    with Transaction() as transaction, transaction.staged(path, verify) as staged:
+        yield staged
+
+
+# --- what a file is --------------------------------------------------------------------
+
+#: fastText's magic number (``sknce.words._fasttext_format.MAGIC``).
+_FASTTEXT_MAGIC = (793712314).to_bytes(4, "little")
+_SIGNATURES = (
+    (b"\x1f\x8b", "a gzip-compressed file"),
+    (b"BZh", "a bzip2-compressed file"),
+    (b"PK\x03\x04", "a zip archive (a .npz chunk file or a PyTorch checkpoint?)"),
+    (b"\x93NUMPY", "a numpy .npy array"),
+    (_FASTTEXT_MAGIC, "a fastText .bin model"),
+)
+
+
+def describe_file(path: PathType) -> str:
+    """What ``path`` looks like, from its first bytes, for error messages.
+
+    Parameters
+    ----------
+    path : str or path-like
+
+    Returns
+    -------
+    str
+        E.g. ``"a word2vec text file (first line '3 4')"``, ``"an empty file"``.
+    """
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError as exc:
+        return f"unreadable ({exc.strerror or exc})"
+    if not head:
+        return "an empty file"
+    for signature, what in _SIGNATURES:
+        if head.startswith(signature):
+            return what
+    if head[:1] == b"\x80":
+        return "a Python pickle (a gensim or torch save?)"
+    if head[:1] == b"{" and b'"sknce.WordVectors"' in head[:256]:
+        return "a WordVectors.save file (sknce's native format)"
+    first, _, rest = head.partition(b"\n")
+    try:
+        line = first.decode("utf8").strip()
+    except UnicodeDecodeError:
+        return f"binary data starting with {head[:16]!r}"
+    if re.fullmatch(r"\d+ \d+", line):
+        try:
+            rest.decode("utf8")
+        except UnicodeDecodeError as exc:
+            if exc.start < len(rest) - 4:  # not merely a character cut at the 4 KiB edge
+                return f"a word2vec binary file (header {line!r})"
+        return f"a word2vec text file (header {line!r})"
+    if head[:1] == b"{":
+        return "a JSON file"
+    if any(c < 32 and c not in (9, 10, 13) for c in head):
+        return f"binary data starting with {head[:16]!r}"
+    return f"a text file (first line {line[:40]!r})"
