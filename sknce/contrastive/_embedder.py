@@ -212,6 +212,12 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         examples (``batch_size`` per process and step) and ends with the same model.
         ``device`` is then unused. Needs the ``distributed`` extra; see
         :ref:`scaling`.
+    n_jobs : int or None, default=None
+        Threads of the fit and of inference, for torch and the BLAS libraries.
+        ``None``: one while a training step is small, as at the defaults (a second
+        buys little, and on a busy machine threads wait for each other), as many as
+        ``torch.get_num_threads()`` for large ones; ``-1``: every core. Your own
+        thread settings are put back after each call. See :ref:`threads`.
 
     Attributes
     ----------
@@ -325,6 +331,7 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         validation_fraction: float = 0.1,
         patience: int = 30,
         accelerator=None,
+        n_jobs: int | None = None,
     ) -> None:
         super().__init__(**common_params(locals()))
         self.n_components = n_components
