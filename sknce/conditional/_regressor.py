@@ -253,11 +253,11 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
         ``device`` is then unused. Needs the ``distributed`` extra; see
         :ref:`scaling`.
     n_jobs : int or None, default=None
-        Threads of the fit and of inference, for torch and the BLAS libraries.
-        ``None``: one while a training step is small, as at the defaults (a second
-        buys little, and on a busy machine threads wait for each other), as many as
-        ``torch.get_num_threads()`` for large ones; ``-1``: every core. Your own
-        thread settings are put back after each call. See :ref:`threads`.
+        Threads of torch and of the BLAS libraries while fitting (the base model and
+        the network) and predicting. ``None``: one for the small steps of the
+        defaults, where more threads wait for each other on a shared machine, and up
+        to ``torch.get_num_threads()`` for large steps; ``-1``: every core. Your
+        own thread settings come back after each call. See :ref:`threads`.
 
     Attributes
     ----------

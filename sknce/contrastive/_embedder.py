@@ -213,11 +213,11 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         ``device`` is then unused. Needs the ``distributed`` extra; see
         :ref:`scaling`.
     n_jobs : int or None, default=None
-        Threads of the fit and of inference, for torch and the BLAS libraries.
-        ``None``: one while a training step is small, as at the defaults (a second
-        buys little, and on a busy machine threads wait for each other), as many as
-        ``torch.get_num_threads()`` for large ones; ``-1``: every core. Your own
-        thread settings are put back after each call. See :ref:`threads`.
+        How many threads torch and the BLAS libraries may use in ``fit`` and
+        ``transform``. ``None``: one while training steps are small (the defaults'
+        are), at most ``torch.get_num_threads()`` for large ones; ``-1``: every
+        core. Your own thread settings are restored after each call; see
+        :ref:`threads`.
 
     Attributes
     ----------

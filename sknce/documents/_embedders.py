@@ -572,11 +572,11 @@ class LandmarkNCEEmbedder(_BaseDocumentNCE):
         ``device`` is then unused. Needs the ``distributed`` extra; see
         :ref:`scaling`.
     n_jobs : int or None, default=None
-        Threads of the fit and of inference, for torch and the BLAS libraries.
-        ``None``: one while a training step is small, as at the defaults (a second
-        buys little, and on a busy machine threads wait for each other), as many as
+        Threads of torch and of the BLAS libraries in ``fit`` (the spectral start,
+        the training steps) and ``transform``. ``None``: one for small steps, such as
+        the defaults' (a second buys little, and waits on a busy machine), up to
         ``torch.get_num_threads()`` for large ones; ``-1``: every core. Your own
-        thread settings are put back after each call. See :ref:`threads`.
+        settings are put back after each call (:ref:`threads`).
 
     Attributes
     ----------
@@ -1061,11 +1061,11 @@ class DirectNCEEmbedder(_BaseDocumentNCE):
         ``device`` is then unused. Needs the ``distributed`` extra; see
         :ref:`scaling`.
     n_jobs : int or None, default=None
-        Threads of the fit and of inference, for torch and the BLAS libraries.
-        ``None``: one while a training step is small, as at the defaults (a second
-        buys little, and on a busy machine threads wait for each other), as many as
-        ``torch.get_num_threads()`` for large ones; ``-1``: every core. Your own
-        thread settings are put back after each call. See :ref:`threads`.
+        Threads that the fit (spectral start, training) and ``transform`` give torch
+        and the BLAS libraries: with ``None``, one while a training step is small, as
+        at the defaults, and up to ``torch.get_num_threads()`` for a large one;
+        ``-1``: every core. What you set with ``torch.set_num_threads`` is restored
+        after each call. See :ref:`threads`.
 
     Attributes
     ----------
