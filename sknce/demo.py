@@ -166,6 +166,7 @@ def run_demo(
     from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
+    from threadpoolctl import threadpool_limits
 
     from sknce import DirectNCEEmbedder, LandmarkNCEEmbedder
 
@@ -232,53 +233,57 @@ def run_demo(
         X = CountVectorizer().fit_transform(texts)
     done(t0, f"{X.shape[0]} x {X.shape[1]} counts; ")
 
-    fitted, estimators = [], {}
-    for name, how, make in representations:
-        t0 = start(f"fit {name} on all {X.shape[0]} documents, without labels{how}")
-        rep = make(estimators)
-        rep.fit(X)
-        estimators[name] = rep
-        epochs = f"{rep.n_iter_} epochs; " if getattr(rep, "n_iter_", 0) else ""
-        fitted.append((name, rep.transform(X), done(t0, epochs)))
+    # scikit-learn's steps (SVD, LDA, the classifiers) on one BLAS thread, as sknce's small
+    # steps run: on a busy 2-core machine two threads wait for each other (a classifier on
+    # LandmarkNCE's features took 25x as long); on an idle one, the second buys little.
+    with threadpool_limits(limits=1, user_api="blas"):
+        fitted, estimators = [], {}
+        for name, how, make in representations:
+            t0 = start(f"fit {name} on all {X.shape[0]} documents, without labels{how}")
+            rep = make(estimators)
+            rep.fit(X)
+            estimators[name] = rep
+            epochs = f"{rep.n_iter_} epochs; " if getattr(rep, "n_iter_", 0) else ""
+            fitted.append((name, rep.transform(X), done(t0, epochs)))
 
-    t0 = start(
-        f"LogisticRegression() on {' and '.join(map(str, labels_per_class))} labelled "
-        f"documents per class, {n_repeats} draws"
-    )
-    rng = np.random.default_rng(random_state)
-    draws = {
-        m: [
-            np.concatenate([rng.permutation(np.flatnonzero(y == k))[:m] for k in np.unique(y)])
-            for _ in range(n_repeats)
-        ]
-        for m in labels_per_class
-    }
-    rows = []
-    line = _LiveLine()
-    n_fits, n_done = len(fitted) * len(draws) * n_repeats, 0
-    with warnings.catch_warnings():
-        # Defaults everywhere: LogisticRegression's 100 iterations may stop short on some
-        # representations, as in any user's first pipeline.
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        for name, Z, seconds in fitted:
-            row = {"representation": name, "fit s": round(seconds, 1)}
-            for m, index_sets in draws.items():
-                scores = []
-                for draw, labelled in enumerate(index_sets, 1):
-                    test = np.setdiff1d(np.arange(len(y)), labelled)
-                    clf = LogisticRegression().fit(Z[labelled], y[labelled])
-                    scores.append(clf.score(Z[test], y[test]))
-                    n_done += 1
-                    line.show(
-                        f"      {n_done:>3}/{n_fits}  {name}, "
-                        f"{m}/class, draw {draw}/{n_repeats}: accuracy {np.mean(scores):.3f}  "
-                        f"{time.perf_counter() - t0:5.1f} s",
-                        keep=draw == n_repeats,
-                    )
-                row[f"{m}/class"] = _interval(scores)
-            rows.append(row)
-    line.close()
-    done(t0)
+        t0 = start(
+            f"LogisticRegression() on {' and '.join(map(str, labels_per_class))} labelled "
+            f"documents per class, {n_repeats} draws"
+        )
+        rng = np.random.default_rng(random_state)
+        draws = {
+            m: [
+                np.concatenate([rng.permutation(np.flatnonzero(y == k))[:m] for k in np.unique(y)])
+                for _ in range(n_repeats)
+            ]
+            for m in labels_per_class
+        }
+        rows = []
+        line = _LiveLine()
+        n_fits, n_done = len(fitted) * len(draws) * n_repeats, 0
+        with warnings.catch_warnings():
+            # Defaults everywhere: LogisticRegression's 100 iterations may stop short on some
+            # representations, as in any user's first pipeline.
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            for name, Z, seconds in fitted:
+                row = {"representation": name, "fit s": round(seconds, 1)}
+                for m, index_sets in draws.items():
+                    scores = []
+                    for draw, labelled in enumerate(index_sets, 1):
+                        test = np.setdiff1d(np.arange(len(y)), labelled)
+                        clf = LogisticRegression().fit(Z[labelled], y[labelled])
+                        scores.append(clf.score(Z[test], y[test]))
+                        n_done += 1
+                        line.show(
+                            f"      {n_done:>3}/{n_fits}  {name}, "
+                            f"{m}/class, draw {draw}/{n_repeats}: accuracy {np.mean(scores):.3f}  "
+                            f"{time.perf_counter() - t0:5.1f} s",
+                            keep=draw == n_repeats,
+                        )
+                    row[f"{m}/class"] = _interval(scores)
+                rows.append(row)
+        line.close()
+        done(t0)
     _print_table(rows, labels_per_class, n_repeats, len(np.unique(y)), corpus)
     return rows
 
@@ -306,11 +311,12 @@ def _print_table(rows, labels_per_class, n_repeats: int, n_classes: int, corpus:
         )
     print(
         "\n  fit s: seconds to fit the representation on all documents without labels "
-        "(this machine;\n  LandmarkNCE's: its landmarks and statistics on the network "
-        "DirectNCE trained, which\n  its own defaults would train again). k/class: accuracy "
-        "of LogisticRegression() trained on\n  k labelled documents per class and tested on "
-        f"all the others; mean ± half-width of the\n  95% interval over {n_repeats} draws "
-        "of the labelled documents. Every representation runs\n  at its defaults."
+        "(this machine,\n  one BLAS thread; LandmarkNCE: its landmarks and statistics on the "
+        "network DirectNCE\n  trained, which its own defaults would train again). k/class: "
+        "accuracy of\n  LogisticRegression() trained on k labelled documents per class and "
+        "tested on all the\n  others; mean ± half-width of the 95% interval over "
+        f"{n_repeats} draws of the labelled\n  documents. Every representation runs at its "
+        "defaults."
     )
     for c in columns:
         best = max(rows, key=lambda row: row[c][0])
