@@ -51,6 +51,7 @@ from collections.abc import Callable, Iterator
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 import torch
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
@@ -76,7 +77,7 @@ from sknce._data import ChunkedDataset, is_chunk_stream, scan_chunks
 from sknce._engine import HoldOut, NCENet, resolve_device
 from sknce._random import Seeds, seeded_init
 from sknce._steps import AutogradStep, Miner, TrainStep
-from sknce._threads import ThreadPlan, thread_scope
+from sknce._threads import ThreadPlan, inference_work, thread_scope
 from sknce._validation import check_sortable_labels
 from sknce._warnings import warn_caller
 from sknce._weights import WeightedSampler, fit_weights, unit_mean
@@ -395,18 +396,16 @@ class BaseNCE(BaseEstimator):
         return thread_scope(ThreadPlan.from_n_jobs(self.n_jobs))
 
     def _inference_threads(self, X) -> contextlib.AbstractContextManager:
-        """The threads of an inference call on ``X``, from ``n_jobs`` and its batches' work.
-
-        An inference batch's multiply-adds are bounded by its rows times the
-        network's parameters (every example may meet every weight once).
-        """
+        """The threads of an inference call on ``X``, from ``n_jobs`` and its batches' work
+        (:func:`sknce._threads.inference_work`)."""
         # getattr: estimators pickled before n_jobs was a common parameter.
         plan = ThreadPlan.from_n_jobs(getattr(self, "n_jobs", None))
         module = getattr(getattr(self, "net_", None), "module_", None)
         if module is None:  # unfitted: the method raises NotFittedError
             return thread_scope(plan, work=0)
         rows = min(_n_rows(X), max(self.net_.batch_size, INFERENCE_ROWS))
-        return thread_scope(plan, work=rows * sum(p.numel() for p in module.parameters()))
+        looked_up = getattr(self, "n_features_in_", None) if sp.issparse(X) else None
+        return thread_scope(plan, work=inference_work(module.parameters(), rows, looked_up))
 
     def _resolve_device(self) -> str:
         """The device of a new network: the accelerator's, or ``device`` resolved."""

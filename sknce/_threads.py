@@ -40,6 +40,7 @@ __all__ = [
     "PARALLEL_WORK",
     "ThreadPlan",
     "active_plan",
+    "inference_work",
     "raise_threads",
     "step_work",
     "thread_scope",
@@ -181,3 +182,18 @@ def step_work(parameters: Iterable[torch.Tensor], batch_size: int) -> int:
         else:
             work += batch_size * parameter.numel()
     return work
+
+
+def inference_work(
+    parameters: Iterable[torch.Tensor], rows: int, looked_up: int | None = None
+) -> int:
+    """Multiply-adds of an inference batch of ``rows`` examples, bounded.
+
+    Each example may meet each weight once, except that a sparse row meets only the
+    input layer's weights of its stored entries: with ``looked_up`` (the number of
+    input features of a sparse ``X``), parameters with a dimension of that size
+    (the rows of an input layer or an embedding table) count nothing.
+    """
+    return rows * sum(
+        p.numel() for p in parameters if looked_up is None or looked_up not in p.shape
+    )

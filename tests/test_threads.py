@@ -18,7 +18,7 @@ from test_common import ESTIMATORS, REGISTRY, TINY_FITS, _data, _output
 from threadpoolctl import threadpool_info
 
 from sknce import _threads
-from sknce._threads import PARALLEL_WORK, ThreadPlan, step_work, thread_scope
+from sknce._threads import PARALLEL_WORK, ThreadPlan, inference_work, step_work, thread_scope
 
 #: The caller's setting in these tests: not the one a small fit runs at.
 CALLER = 3
@@ -105,6 +105,13 @@ def test_step_work_counts_dense_gradients_per_example_and_sparse_ones_once():
     params = [*linear.parameters(), *table.parameters(), *frozen.parameters()]
     # the table's gradient holds 4 looked-up rows of 5 values (duplicates not merged)
     assert step_work(params, batch_size=6) == 6 * 16 + 4 * 5
+
+
+def test_inference_work_leaves_out_the_input_rows_a_sparse_row_looks_up():
+    table = torch.zeros(50, 4)  # the input layer of 50 features
+    labels = torch.zeros(7, 4)
+    assert inference_work([table, labels], rows=10) == 10 * (200 + 28)
+    assert inference_work([table, labels], rows=10, looked_up=50) == 10 * 28
 
 
 def test_thread_scope_sets_and_restores_even_when_the_call_raises(caller_threads):
