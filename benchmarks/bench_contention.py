@@ -47,6 +47,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -97,10 +98,13 @@ def competitors(n: int, limit: float) -> Iterator[set[int]]:
 
 
 def cpu_seconds(exclude: set[int]) -> float:
-    """User + system seconds of this process and of its live children not in ``exclude``."""
+    """User + system seconds of this process, of its children that ended (a worker that
+    loky replaced) and of its live children not in ``exclude`` (the competitors, which
+    end after the measurement)."""
     me = psutil.Process()
     times = me.cpu_times()
-    total = times.user + times.system
+    ended = resource.getrusage(resource.RUSAGE_CHILDREN)
+    total = times.user + times.system + ended.ru_utime + ended.ru_stime
     for child in me.children(recursive=True):
         if child.pid in exclude:
             continue
@@ -396,13 +400,21 @@ def _head(data: tuple, n: int) -> tuple:
     return tuple(x if isinstance(x, Path) else x[:n] for x in data)
 
 
+def _keep_worker() -> None:
+    """A loky worker's initializer: no restart when its memory grows (a larger fit than its
+    first is not a leak here), so that no measurement pays a worker's start."""
+    from joblib.externals.loky import process_executor
+
+    process_executor._USE_PSUTIL = False
+
+
 def _grid_search(case: Case, data: tuple) -> object:
     from joblib import parallel_config
     from sklearn.model_selection import GridSearchCV
 
     search = GridSearchCV(case.make(), case.grid, cv=2, n_jobs=2, error_score="raise")
-    # the same loky workers all run long (their start is the warm-up's, not a measurement's)
-    with parallel_config(backend="loky", idle_worker_timeout=24 * 3600):
+    # the same two loky workers run every search (started by the warm-up)
+    with parallel_config(backend="loky", idle_worker_timeout=24 * 3600, initializer=_keep_worker):
         return search.fit(*data)
 
 
