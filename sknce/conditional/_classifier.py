@@ -372,7 +372,11 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         When already fitted, ``fit`` continues training the fitted network, with its
         optimizer state, for ``max_epochs`` more epochs instead of starting over.
     device : {"cpu", "cuda", "auto"} or str, default="cpu"
-        Where the network trains; ``"auto"`` takes a GPU when one is present.
+        Where the network trains; ``"auto"`` takes a GPU when one is present. The
+        compiled step of fastText's regime (``bag_sgd_``) runs on the CPU only: on a
+        GPU (``"cuda"``, or ``"auto"`` with a GPU present) the bag encoder trains by
+        autograd with the same plain SGD and objective, one step per batch. How the
+        two compare is measured by ``benchmarks/gpu_check.py`` (:ref:`gpu-check`).
     random_state : int, RandomState instance or None, default=None
         Seeds the weights, shuffling, negatives and the validation split. An int makes
         a CPU fit reproducible, in any thread.
