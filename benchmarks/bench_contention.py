@@ -517,6 +517,12 @@ def main(argv: list[str] | None = None) -> None:
                         f"cpu {sample['cpu']:7.2f} s  load {sample['load']:.1f}",
                         flush=True,
                     )
+        # after every repeat: what is measured so far survives a run stopped later
+        write(args, samples, repeat + 1, load_start)
+
+
+def write(args: argparse.Namespace, samples: list[dict], repeats: int, load_start) -> None:
+    """The table and JSON of ``samples``, the medians of ``repeats`` repeats."""
     load_end = os.getloadavg()
     name = "contention_quick" if args.quick else "contention"
     report(
