@@ -6,8 +6,10 @@ turn the small tensors of most sknce steps into waiting: each operation over
 two threads is a parallel region, its threads spin while they wait for each
 other between regions, and a thread the system has given to another process
 holds the whole step until it runs again. So a fit of small steps runs its
-torch operations on one thread, where a second buys little even on an idle
-machine, and takes more only for large steps (``benchmarks/README.md``, issue 34).
+torch operations on one thread, and takes more only for large steps. The price
+is an idle machine's: a ``DirectNCEEmbedder`` fit of the demo's corpus on 2 cores
+took 29 s on one thread against 52 s on two beside two busy processes, and 13.9 s
+against 8.3 s alone (``benchmarks/README.md``, "Threads on a shared machine").
 
 ``n_jobs`` is the one setting (sklearn's name, joblib's values):
 
