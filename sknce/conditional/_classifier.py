@@ -11,20 +11,22 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 import torch
-from joblib import effective_n_jobs
 from sklearn.base import ClassifierMixin
 from sklearn.metrics import accuracy_score
 from sklearn.utils.multiclass import type_of_target
 
 from sknce._base import (
+    APPLIED,
     ENCODER_CONSTRAINT,
+    FIXED,
     BaseNCE,
+    Fixed,
     auto_epochs,
     check_sortable_labels,
     common_params,
 )
 from sknce._callbacks import ChanceAwareEarlyStopping, LinearDecay
-from sknce._checks import check_not_a_chunk_list, check_same_classes
+from sknce._checks import check_n_jobs, check_not_a_chunk_list, check_same_classes
 from sknce._compat import Interval, StrOptions, check_is_fitted, validate_data
 from sknce._data import (
     SampledDataset,
@@ -43,6 +45,7 @@ from sknce.losses import (
     SoftmaxLoss,
 )
 from sknce.nn import MLP, BagEncoder, DenseInput, LabelScorer
+from sknce.nn._inference import InferenceModule, LabelProbabilities
 from sknce.noise import CategoricalNoise, UniformNoise, UnigramNoise
 from sknce.optim import LazyAdam
 
@@ -109,6 +112,9 @@ _BAG_EXHAUSTIVE_DIM = 32
 #: Number of labels scored at once at inference: a (1024, 4096) float32 block is 16 MiB.
 _CLASS_CHUNK = 4096
 
+
+#: The role of the parameters of the labels and the noise in a continued fit.
+_LABELS = Fixed("fixed the labels and the noise distribution")
 
 _LABEL_SETS_FIX = (
     "Give a label-indicator matrix instead (scipy.sparse CSR or dense 0/1, one column "
@@ -505,6 +511,31 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         "multilabel_threshold": [Interval(Real, 0, 1, closed="neither")],
     }
 
+    _param_roles: dict = {
+        **BaseNCE._param_roles,
+        "n_negatives": APPLIED,
+        "n_norm_samples": APPLIED,
+        "shared_negatives": APPLIED,
+        "remove_accidental_hits": APPLIED,
+        "class_weight": APPLIED,
+        "multilabel_threshold": APPLIED,
+        "n_jobs": APPLIED,
+        "objective": Fixed("fixed the objective"),
+        "self_normalization": Fixed("fixed the objective"),
+        "noise": _LABELS,
+        "noise_power": _LABELS,
+        "classes": _LABELS,
+        "input_bias": FIXED,
+        "input_bias_layer_sizes": FIXED,
+        "hidden_layer_sizes": FIXED,
+        "encoder": FIXED,
+        "embedding_dim": FIXED,
+        "label_bias": FIXED,
+        "dropout": FIXED,
+        "sparse_embeddings": FIXED,
+        "init": Fixed("set where the network started"),
+    }
+
     def __init__(
         self,
         *,
@@ -646,8 +677,21 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
     def _make_step(self) -> TrainStep:
         """The compiled step in fastText's regime (it applies on the CPU), else autograd's."""
         if self.bag_sgd_:
-            return BagRankingStep(effective_n_jobs(self.n_jobs))
+            return BagRankingStep(check_n_jobs(self.n_jobs))
         return super()._make_step()
+
+    def _continued_roles(self) -> dict:
+        """After a fit in fastText's regime, an optimizer or options that leave it are fixed:
+        the compiled SGD step trained the bag, and takes no other optimizer."""
+        roles = super()._continued_roles()
+        if not self.bag_sgd_ or self._trains_bag_by_sgd():
+            return roles
+        regime = Fixed(
+            "chose fastText's regime (bag_sgd_=True), whose compiled step trains the bag "
+            "by plain SGD without options: optimizer=torch.optim.SGD without "
+            "optimizer_kwargs continues it"
+        )
+        return {**roles, "optimizer": regime, "optimizer_kwargs": regime}
 
     def _make_scorer(self, n_features: int, log_prior: np.ndarray) -> LabelScorer:
         """The scorer of a new fit, started at ``log_prior`` with ``init="prior"``."""
@@ -735,6 +779,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
     def _check_params(self) -> None:
         self._check_hidden()
         self._check_hidden("input_bias_layer_sizes")
+        check_n_jobs(self.n_jobs)
 
     def _validate_fit_data(self, X, y, *, reset: bool, partial: bool, classes=None) -> _Labelled:
         # what validate_data would say first about X (a list of chunks), or about no y
@@ -1085,6 +1130,16 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         return super().partial_fit(X, y, classes=classes, sample_weight=sample_weight)
 
     # --- inference ------------------------------------------------------------------
+    _exported_methods = ("predict_proba", "predict_log_proba")
+
+    def _inference_module(self, method: str) -> InferenceModule:
+        """Every class's (log-)probability: the softmax of the scores, or with a label
+        indicator (``multilabel_``) each label's own sigmoid, as :meth:`predict_log_proba`."""
+        body = LabelProbabilities(
+            self.net_.module_, log=method == "predict_log_proba", multilabel=self.multilabel_
+        )
+        return InferenceModule(body, self.n_features_in_)
+
     def _validated(self, X):
         """Validated ``X`` as float32 CSR or a C-contiguous array."""
         check_is_fitted(self)
