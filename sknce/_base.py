@@ -227,6 +227,7 @@ class BaseNCE(BaseEstimator):
         "validation_fraction": Fixed("fixed the validation split"),
         "patience": APPLIED,
         "accelerator": Fixed("placed the network on the processes of its launch"),
+        "n_jobs": APPLIED,  # every fit and inference call sets its threads from it
     }
 
     #: Fewest training examples a fit needs once the validation ones are held out.
@@ -242,6 +243,12 @@ class BaseNCE(BaseEstimator):
                 "APPLIED (every fit reads it) or Fixed(why) (the network is built with it), "
                 "from sknce._checks."
             )
+        # As sklearn's _SetOutputMixin wraps transform: every inference method a class
+        # defines runs under the estimator's threads, so no estimator repeats it.
+        for name in _INFERENCE_METHODS:
+            method = cls.__dict__.get(name)
+            if callable(method) and not hasattr(method, "_sknce_threads"):
+                setattr(cls, name, _under_inference_threads(method))
 
     def __init__(
         self,
@@ -277,15 +284,6 @@ class BaseNCE(BaseEstimator):
         self.patience = patience
         self.accelerator = accelerator
         self.n_jobs = n_jobs
-
-    def __init_subclass__(cls, **kwargs) -> None:
-        # As sklearn's _SetOutputMixin wraps transform: every inference method a class
-        # defines runs under the estimator's threads, so no estimator repeats it.
-        super().__init_subclass__(**kwargs)
-        for name in _INFERENCE_METHODS:
-            method = cls.__dict__.get(name)
-            if callable(method) and not hasattr(method, "_sknce_threads"):
-                setattr(cls, name, _under_inference_threads(method))
 
     # --- nested parameters of the callbacks (skorch's callbacks__<name>__<param>) --------
     def get_params(self, deep: bool = True) -> dict:
@@ -539,6 +537,7 @@ class BaseNCE(BaseEstimator):
     def _fit_threads(self) -> contextlib.AbstractContextManager:
         """The threads of a fit, from ``n_jobs``: one until the first training step is
         measured (:func:`sknce._threads.raise_threads`), the caller's put back after."""
+        self._validate_params()  # scikit-learn's words for an n_jobs of another type first
         return thread_scope(ThreadPlan.from_n_jobs(self.n_jobs))
 
     def _inference_threads(self, X) -> contextlib.AbstractContextManager:

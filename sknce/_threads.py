@@ -32,11 +32,11 @@ import contextvars
 import functools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from numbers import Integral
 
 import torch
-from joblib import effective_n_jobs
 from threadpoolctl import ThreadpoolController
+
+from sknce._checks import check_n_jobs
 
 __all__ = [
     "PARALLEL_WORK",
@@ -75,15 +75,10 @@ class ThreadPlan:
 
     @classmethod
     def from_n_jobs(cls, n_jobs: int | None) -> ThreadPlan:
-        """The plan of ``n_jobs`` (None, or an int other than 0) in the calling thread."""
+        """The plan of ``n_jobs`` in the calling thread (checked by ``check_n_jobs``)."""
         if n_jobs is None:
             return cls(limit=max(1, torch.get_num_threads()), auto=True)
-        if isinstance(n_jobs, bool) or not isinstance(n_jobs, Integral) or n_jobs == 0:
-            raise ValueError(
-                f"n_jobs must be None, a positive int (threads) or a negative one (-1: every "
-                f"core, -2: all but one), got {n_jobs!r}."
-            )
-        return cls(limit=effective_n_jobs(int(n_jobs)), auto=False)
+        return cls(limit=check_n_jobs(n_jobs), auto=False)
 
     def threads_for(self, work: float) -> int:
         """Threads of torch and BLAS for a step (or batch) of ``work`` multiply-adds."""

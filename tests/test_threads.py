@@ -80,9 +80,17 @@ def test_plan_of_n_jobs():
     assert ThreadPlan.from_n_jobs(-(cores + 5)).limit == 1
 
 
-@pytest.mark.parametrize("n_jobs", [0, True, 2.0, "2"])
-def test_a_meaningless_n_jobs_is_named(n_jobs):
-    with pytest.raises(ValueError, match="n_jobs must be None, a positive int"):
+@pytest.mark.parametrize(
+    ("n_jobs", "message"),
+    [
+        (0, r"n_jobs=0 asks for no thread; use None or 1 for one thread, -1 for every core"),
+        (True, "n_jobs must be an int or None, got True"),
+        (2.0, "n_jobs must be an int or None, got 2.0"),
+        ("2", "n_jobs must be an int or None, got '2'"),
+    ],
+)
+def test_a_meaningless_n_jobs_is_named(n_jobs, message):
+    with pytest.raises((TypeError, ValueError), match=message):
         ThreadPlan.from_n_jobs(n_jobs)
 
 
