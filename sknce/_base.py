@@ -92,7 +92,7 @@ from sknce._steps import AutogradStep, Miner, TrainStep
 from sknce._threads import ThreadPlan, inference_work, thread_scope
 from sknce._validation import check_sortable_labels
 from sknce._warnings import warn_caller
-from sknce._weights import WeightedSampler, fit_weights, unit_mean
+from sknce._weights import WeightedSampler, row_weights, unit_mean
 from sknce.nn import DenseInput, output_dim
 from sknce.nn._mlp import build_encoder
 
@@ -695,9 +695,9 @@ class BaseNCE(BaseEstimator):
         self._check_settings(continues, partial)
         data = self._validate_fit_data(X, y, reset=not continues, partial=partial, **options)
         class_weight = getattr(self, "class_weight", None)
-        weights = fit_weights(sample_weight, X, y, class_weight)
+        weights = row_weights(sample_weight, X, y, class_weight)
         if weights is not None:
-            weights = unit_mean(self._weights_of_examples(X, weights))
+            weights = unit_mean(self._example_weights(X, weights))
         data = self._weigh(data, weights)
         plan = self._plan(partial, continues)
         data = self._continue_fit(data) if continues else self._start_fit(data, plan.seeds)
@@ -797,7 +797,7 @@ class BaseNCE(BaseEstimator):
         """A continued fit: check the data against the fitted state; return the data."""
         return data
 
-    def _weights_of_examples(self, X, weights: np.ndarray) -> np.ndarray:
+    def _example_weights(self, X, weights: np.ndarray) -> np.ndarray:
         """The weights of the dataset's examples, from those of the rows of ``X``
         (one per row; an estimator that drops rows drops their weights)."""
         return weights

@@ -380,7 +380,7 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
             hint += " The input is not scaled (scaling='none'): try scaling='auto'."
         return hint
 
-    def _start(self) -> str:
+    def _encoder_start(self) -> str:
         """Where the encoder starts: ``"pca"``, or ``"random"`` (also for ``encoder``)."""
         return "pca" if self.encoder is None and self.init == "pca" else "random"
 
@@ -461,7 +461,7 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         d = self.n_components
         if d == "auto":
             d = min(_MAX_COMPONENTS, max(n_features + 1, n_groups))
-        if self._start() == "random":
+        if self._encoder_start() == "random":
             return (lambda: MLP(n_features, hidden, d)), d
         # A child of the init stream: the stream itself seeds torch's layers.
         weight, offset = principal_start(X, d, seeds.numpy("init").spawn(1)[0])

@@ -246,7 +246,7 @@ class _BaseDocumentNCE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNC
     def _make_dataset(self, data: sp.csr_matrix, device: str) -> SampledDataset:
         return SampledDataset(self._sampler(data, device))
 
-    def _weights_of_examples(self, X, weights: np.ndarray) -> np.ndarray:
+    def _example_weights(self, X, weights: np.ndarray) -> np.ndarray:
         # the documents _validate_fit_data keeps: 2 tokens or more
         counts = validate_data(self, X, accept_sparse="csr", reset=False)
         return weights[np.asarray(counts.sum(axis=1)).ravel() >= 2]
