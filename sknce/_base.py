@@ -40,13 +40,17 @@ What it guarantees to every estimator:
   (:class:`~sknce._callbacks.DivergenceGuard`);
 * ``accelerator`` (a Hugging Face ``accelerate.Accelerator``) trains data-parallel
   over the processes of a launch, with its device and mixed precision
-  (:mod:`sknce._distributed`).
+  (:mod:`sknce._distributed`);
+* ``n_jobs`` sets the threads of a fit and of inference, across torch, BLAS and
+  the compiled kernels, resolved once per call (:mod:`sknce._threads`); the
+  caller's thread settings are put back afterwards, also when the call raises.
 """
 
 from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import inspect
 import math
 from collections.abc import Callable, Iterator
@@ -54,6 +58,7 @@ from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 import torch
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
@@ -84,6 +89,7 @@ from sknce._data import ChunkedDataset, is_chunk_stream, scan_chunks
 from sknce._engine import HoldOut, NCENet, resolve_device
 from sknce._random import Seeds, seeded_init
 from sknce._steps import AutogradStep, Miner, TrainStep
+from sknce._threads import ThreadPlan, inference_work, thread_scope
 from sknce._validation import check_sortable_labels
 from sknce._warnings import warn_caller
 from sknce._weights import WeightedSampler, check_weighted_examples, row_weights, unit_mean
@@ -102,6 +108,23 @@ __all__ = [
     "check_sortable_labels",
     "common_params",
 ]
+
+#: Rows of an inference batch, at least (more when the network trained on larger ones).
+INFERENCE_ROWS = 1024
+
+#: The methods that run a fitted network; each runs under the estimator's threads
+#: (:meth:`BaseNCE._inference_threads`).
+_INFERENCE_METHODS = (
+    "transform",
+    "predict",
+    "predict_proba",
+    "predict_log_proba",
+    "predict_topk",
+    "predict_interval",
+    "decision_function",
+    "score",
+    "score_samples",
+)
 
 
 @dataclass(frozen=True)
@@ -139,7 +162,7 @@ class BaseNCE(BaseEstimator):
     ----------
     max_epochs, batch_size, lr, optimizer, optimizer_kwargs, callbacks, warm_start,
     device, random_state, verbose, early_stopping, validation_fraction, patience,
-    accelerator
+    accelerator, n_jobs
         The common training parameters; see any estimator's docstring.
     """
 
@@ -158,6 +181,7 @@ class BaseNCE(BaseEstimator):
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "patience": [Interval(Integral, 1, None, closed="left")],
         "accelerator": [None, HasMethods(["prepare", "unwrap_model"])],
+        "n_jobs": [Integral, None],
     }
 
     #: What a continued fit (``fit`` with ``warm_start=True``, a later ``partial_fit``)
@@ -203,6 +227,7 @@ class BaseNCE(BaseEstimator):
         "validation_fraction": Fixed("fixed the validation split"),
         "patience": APPLIED,
         "accelerator": Fixed("placed the network on the processes of its launch"),
+        "n_jobs": APPLIED,  # every fit and inference call sets its threads from it
     }
 
     #: Fewest training examples a fit needs once the validation ones are held out.
@@ -218,6 +243,12 @@ class BaseNCE(BaseEstimator):
                 "APPLIED (every fit reads it) or Fixed(why) (the network is built with it), "
                 "from sknce._checks."
             )
+        # As sklearn's _SetOutputMixin wraps transform: every inference method a class
+        # defines runs under the estimator's threads, so no estimator repeats it.
+        for name in _INFERENCE_METHODS:
+            method = cls.__dict__.get(name)
+            if callable(method) and not hasattr(method, "_sknce_threads"):
+                setattr(cls, name, _under_inference_threads(method))
 
     def __init__(
         self,
@@ -236,6 +267,7 @@ class BaseNCE(BaseEstimator):
         validation_fraction: float,
         patience: int,
         accelerator,
+        n_jobs: int | None,
     ) -> None:
         self.max_epochs = max_epochs
         self.batch_size = batch_size
@@ -251,6 +283,7 @@ class BaseNCE(BaseEstimator):
         self.validation_fraction = validation_fraction
         self.patience = patience
         self.accelerator = accelerator
+        self.n_jobs = n_jobs
 
     # --- nested parameters of the callbacks (skorch's callbacks__<name>__<param>) --------
     def get_params(self, deep: bool = True) -> dict:
@@ -501,6 +534,24 @@ class BaseNCE(BaseEstimator):
             vars(self).update(before)
             raise
 
+    def _fit_threads(self) -> contextlib.AbstractContextManager:
+        """The threads of a fit, from ``n_jobs``: one until the first training step is
+        measured (:func:`sknce._threads.raise_threads`), the caller's put back after."""
+        self._validate_params()  # scikit-learn's words for an n_jobs of another type first
+        return thread_scope(ThreadPlan.from_n_jobs(self.n_jobs))
+
+    def _inference_threads(self, X) -> contextlib.AbstractContextManager:
+        """The threads of an inference call on ``X``, from ``n_jobs`` and its batches' work
+        (:func:`sknce._threads.inference_work`)."""
+        # getattr: estimators pickled before n_jobs was a common parameter.
+        plan = ThreadPlan.from_n_jobs(getattr(self, "n_jobs", None))
+        module = getattr(getattr(self, "net_", None), "module_", None)
+        if module is None:  # unfitted: the method raises NotFittedError
+            return thread_scope(plan, work=0)
+        rows = min(_n_rows(X), max(self.net_.batch_size, INFERENCE_ROWS))
+        looked_up = getattr(self, "n_features_in_", None) if sp.issparse(X) else None
+        return thread_scope(plan, work=inference_work(module.parameters(), rows, looked_up))
+
     def _resolve_device(self) -> str:
         """The device of a new network: the accelerator's, or ``device`` resolved."""
         if self.accelerator is not None:
@@ -584,7 +635,7 @@ class BaseNCE(BaseEstimator):
         self
             The fitted estimator.
         """
-        with self._fitting():
+        with self._fit_threads(), self._fitting():
             if self._fits_streams and is_chunk_stream(X):
                 if sample_weight is not None or getattr(self, "class_weight", None):
                     raise ValueError(
@@ -609,7 +660,7 @@ class BaseNCE(BaseEstimator):
         self
             The estimator, trained one more pass.
         """
-        with self._fitting():
+        with self._fit_threads(), self._fitting():
             self._fit(X, y, partial=True, sample_weight=sample_weight, **options)
         return self
 
@@ -1047,7 +1098,7 @@ class BaseNCE(BaseEstimator):
 
     def _batches(self, n_samples: int, batch_size: int | None = None) -> Iterator[slice]:
         """Slices covering ``range(n_samples)`` in inference batches."""
-        step = batch_size or max(self.net_.batch_size, 1024)
+        step = batch_size or max(self.net_.batch_size, INFERENCE_ROWS)
         for start in range(0, n_samples, step):
             yield slice(start, min(start + step, n_samples))
 
@@ -1063,6 +1114,29 @@ def _counts_only(constraints: list) -> bool:
 ENCODER_CONSTRAINT = [None, HasMethods(["forward"]), type]
 
 _COMMON = tuple(inspect.signature(BaseNCE.__init__).parameters)[1:]
+
+
+def _n_rows(X) -> int:
+    """Rows of an inference input: an array's first dimension, a sequence's length."""
+    shape = getattr(X, "shape", None)
+    if shape is not None and len(shape):
+        return int(shape[0])
+    try:
+        return len(X)
+    except TypeError:  # an iterable of unknown length: the batches may be full
+        return INFERENCE_ROWS
+
+
+def _under_inference_threads(method: Callable) -> Callable:
+    """``method`` run under its estimator's inference threads."""
+
+    @functools.wraps(method)
+    def wrapper(self, X, *args, **kwargs):
+        with self._inference_threads(X):
+            return method(self, X, *args, **kwargs)
+
+    wrapper._sknce_threads = True
+    return wrapper
 
 
 def auto_batch_size(n_samples: int, divisor: int = 8) -> int:

@@ -19,7 +19,9 @@ What the engine adds to skorch:
   family's compiled kernel step, and an optional miner of negatives between
   sampler and scorer, with its own optimizer;
 * the first training batch of every fit call is checked
-  (:func:`~sknce._data.check_batch`), so a sampler's mistake is named there;
+  (:func:`~sknce._data.check_batch`), so a sampler's mistake is named there, and
+  its step measured, so that a large step gets the threads the fit's plan allows
+  (:func:`~sknce._threads.raise_threads`);
 * :meth:`NCENet.mean_loss`, the objective on a dataset, which ``score`` uses;
 * :meth:`NCENet.snapshot`, so that a failed warm start restores the net;
 * an interrupted epoch is closed in the history (:meth:`NCENet.fit_loop`).
@@ -28,6 +30,7 @@ What the engine adds to skorch:
 from __future__ import annotations
 
 import copy
+import itertools
 import queue
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -40,6 +43,7 @@ from sknce._checkpoints import checkpoint_saves, save_params_atomically
 from sknce._data import check_batch
 from sknce._random import Seeds
 from sknce._steps import AutogradStep, Miner, TrainStep
+from sknce._threads import raise_threads, step_work
 from sknce._weights import check_weighted_examples
 
 __all__ = [
@@ -295,12 +299,23 @@ class NCENet(NeuralNet):
             self.step_.end(self)
 
     def train_step(self, batch, **fit_params):
-        """One step of the strategy; the first of a fit call checks the sampler's batch."""
-        if not getattr(self, "batch_checked_", True):
+        """One step of the strategy; the first of a fit call checks the sampler's batch,
+        and its work sets the threads of the steps after it."""
+        first = not getattr(self, "batch_checked_", True)
+        if first:
             check_batch(batch, f"the sampler of {type(self).__name__}")
             self.batch_checked_ = True
         self._set_training(True)
-        return self.step_(self, batch, **fit_params)
+        step = self.step_(self, batch, **fit_params)
+        if first:
+            raise_threads(step_work(self._trained_parameters(), batch.size))
+        return step
+
+    def _trained_parameters(self) -> Iterator[torch.Tensor]:
+        """The parameters of the net's modules and criteria (the miner's included)."""
+        return itertools.chain.from_iterable(
+            getattr(self, name + "_").parameters() for name in self._modules + self._criteria
+        )
 
     def initialize_optimizer(self, *args, **kwargs):
         """skorch's ``optimizer_`` (less the miner's parameters), and ``optimizer_miner_``."""

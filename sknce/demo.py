@@ -11,7 +11,10 @@ ships with gensim's test data:
 2. word counts of every chunk (:class:`~sklearn.feature_extraction.text.CountVectorizer`);
 3. every representation is fitted on all chunks *without labels*: tf-idf, tf-idf + SVD,
    LDA with 20 and 50 topics, :class:`~sknce.DirectNCEEmbedder` and
-   :class:`~sknce.LandmarkNCEEmbedder` at their defaults;
+   :class:`~sknce.LandmarkNCEEmbedder` at their defaults; at its defaults LandmarkNCE
+   trains the very network DirectNCE trains, so it takes DirectNCE's
+   (``LandmarkNCEEmbedder(scorer=direct)``: the same output, without the second
+   training);
 4. :class:`~sklearn.linear_model.LogisticRegression` at its defaults is trained on the
    representation of 10 (and 3) labelled chunks per article and scored on all the others.
 
@@ -61,26 +64,48 @@ def _synthetic_counts(n_documents: int, random_state: int):
     return corpus.X, corpus.target
 
 
+class _LiveLine:
+    """A progress line: rewritten in place on a terminal; in a log file (stdout is not a
+    terminal), the lines passed with ``keep=True``, one after another."""
+
+    def __init__(self) -> None:
+        self.terminal = sys.stdout.isatty()
+        self.width = 0
+
+    def show(self, text: str, keep: bool = False) -> None:
+        if self.terminal:
+            self.width = max(self.width, len(text))
+            print(f"\r{text:<{self.width}}", end="", flush=True)
+        elif keep:
+            print(text, flush=True)
+
+    def close(self) -> None:
+        """End the line on a terminal (a log file's lines are already ended)."""
+        if self.terminal and self.width:
+            print(flush=True)
+        self.width = 0
+
+
 def _epoch_line():
-    """A skorch callback that keeps one live line per fit: epoch, losses, seconds."""
+    """A skorch callback that shows each fit's progress: epoch, losses, seconds."""
     from skorch.callbacks import Callback
 
     class EpochLine(Callback):
         def on_train_begin(self, net, **kwargs):
             self.start_ = time.perf_counter()
+            self.line_ = _LiveLine()
 
         def on_epoch_end(self, net, **kwargs):
             row = net.history[-1]
             valid = f"  valid loss {row['valid_loss']:.4f}" if "valid_loss" in row else ""
-            print(
-                f"\r      epoch {row['epoch']:>3}/{net.max_epochs}  train loss "
+            self.line_.show(
+                f"      epoch {row['epoch']:>3}/{net.max_epochs}  train loss "
                 f"{row['train_loss']:.4f}{valid}  {time.perf_counter() - self.start_:5.1f} s",
-                end="",
-                flush=True,
+                keep=True,
             )
 
         def on_train_end(self, net, **kwargs):
-            print(flush=True)
+            self.line_.close()
 
     return EpochLine()
 
@@ -136,33 +161,35 @@ def run_demo(
         One row per representation: its name, fit seconds and, per number of labels,
         the mean accuracy and the half-width of its 95% interval.
     """
-    import torch
     from sklearn.decomposition import LatentDirichletAllocation, TruncatedSVD
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
+    from threadpoolctl import threadpool_limits
 
     from sknce import DirectNCEEmbedder, LandmarkNCEEmbedder
 
-    # One thread: on a shared or busy 2-core machine, two torch threads can run 5-50x slower.
-    torch.set_num_threads(1)
+    # Each maker takes the representations fitted before it (LandmarkNCE takes DirectNCE's).
     representations = [
-        ("tf-idf", lambda: TfidfTransformer()),
+        ("tf-idf", "", lambda fitted: TfidfTransformer()),
         (
             "tf-idf + SVD-100",
-            lambda: make_pipeline(TfidfTransformer(), TruncatedSVD(100, random_state=0)),
+            "",
+            lambda fitted: make_pipeline(TfidfTransformer(), TruncatedSVD(100, random_state=0)),
         ),
-        ("LDA-20", lambda: LatentDirichletAllocation(20, random_state=random_state)),
-        ("LDA-50", lambda: LatentDirichletAllocation(50, random_state=random_state)),
+        ("LDA-20", "", lambda fitted: LatentDirichletAllocation(20, random_state=random_state)),
+        ("LDA-50", "", lambda fitted: LatentDirichletAllocation(50, random_state=random_state)),
         (
             "DirectNCE",
-            lambda: DirectNCEEmbedder(random_state=random_state, callbacks=[_epoch_line()]),
+            "",
+            lambda fitted: DirectNCEEmbedder(random_state=random_state, callbacks=[_epoch_line()]),
         ),
         (
             "LandmarkNCE",
-            lambda: LandmarkNCEEmbedder(
-                n_landmarks=n_landmarks, random_state=random_state, callbacks=[_epoch_line()]
+            ", on the network DirectNCE trained (its landmarks and statistics only)",
+            lambda fitted: LandmarkNCEEmbedder(
+                n_landmarks=n_landmarks, scorer=fitted["DirectNCE"], random_state=random_state
             ),
         ),
     ]
@@ -206,42 +233,57 @@ def run_demo(
         X = CountVectorizer().fit_transform(texts)
     done(t0, f"{X.shape[0]} x {X.shape[1]} counts; ")
 
-    fitted = []
-    for name, make in representations:
-        t0 = start(f"fit {name} on all {X.shape[0]} documents, without labels")
-        rep = make()
-        rep.fit(X)
-        epochs = f"{rep.n_iter_} epochs; " if hasattr(rep, "net_") else ""
-        fitted.append((name, rep.transform(X), done(t0, epochs)))
+    # scikit-learn's steps (SVD, LDA, the classifiers) on one BLAS thread, as sknce's small
+    # steps run: on a busy 2-core machine two threads wait for each other (a classifier on
+    # LandmarkNCE's features took 25x as long); on an idle one, the second buys little.
+    with threadpool_limits(limits=1, user_api="blas"):
+        fitted, estimators = [], {}
+        for name, how, make in representations:
+            t0 = start(f"fit {name} on all {X.shape[0]} documents, without labels{how}")
+            rep = make(estimators)
+            rep.fit(X)
+            estimators[name] = rep
+            epochs = f"{rep.n_iter_} epochs; " if getattr(rep, "n_iter_", 0) else ""
+            fitted.append((name, rep.transform(X), done(t0, epochs)))
 
-    t0 = start(
-        f"LogisticRegression() on {' and '.join(map(str, labels_per_class))} labelled "
-        f"documents per class, {n_repeats} draws"
-    )
-    rng = np.random.default_rng(random_state)
-    draws = {
-        m: [
-            np.concatenate([rng.permutation(np.flatnonzero(y == k))[:m] for k in np.unique(y)])
-            for _ in range(n_repeats)
-        ]
-        for m in labels_per_class
-    }
-    rows = []
-    with warnings.catch_warnings():
-        # Defaults everywhere: LogisticRegression's 100 iterations may stop short on some
-        # representations, as in any user's first pipeline.
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        for name, Z, seconds in fitted:
-            row = {"representation": name, "fit s": round(seconds, 1)}
-            for m, index_sets in draws.items():
-                scores = []
-                for labelled in index_sets:
-                    test = np.setdiff1d(np.arange(len(y)), labelled)
-                    clf = LogisticRegression().fit(Z[labelled], y[labelled])
-                    scores.append(clf.score(Z[test], y[test]))
-                row[f"{m}/class"] = _interval(scores)
-            rows.append(row)
-    done(t0)
+        t0 = start(
+            f"LogisticRegression() on {' and '.join(map(str, labels_per_class))} labelled "
+            f"documents per class, {n_repeats} draws"
+        )
+        rng = np.random.default_rng(random_state)
+        draws = {
+            m: [
+                np.concatenate([rng.permutation(np.flatnonzero(y == k))[:m] for k in np.unique(y)])
+                for _ in range(n_repeats)
+            ]
+            for m in labels_per_class
+        }
+        rows = []
+        line = _LiveLine()
+        n_fits, n_done = len(fitted) * len(draws) * n_repeats, 0
+        with warnings.catch_warnings():
+            # Defaults everywhere: LogisticRegression's 100 iterations may stop short on some
+            # representations, as in any user's first pipeline.
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            for name, Z, seconds in fitted:
+                row = {"representation": name, "fit s": round(seconds, 1)}
+                for m, index_sets in draws.items():
+                    scores = []
+                    for draw, labelled in enumerate(index_sets, 1):
+                        test = np.setdiff1d(np.arange(len(y)), labelled)
+                        clf = LogisticRegression().fit(Z[labelled], y[labelled])
+                        scores.append(clf.score(Z[test], y[test]))
+                        n_done += 1
+                        line.show(
+                            f"      {n_done:>3}/{n_fits}  {name}, "
+                            f"{m}/class, draw {draw}/{n_repeats}: accuracy {np.mean(scores):.3f}  "
+                            f"{time.perf_counter() - t0:5.1f} s",
+                            keep=draw == n_repeats,
+                        )
+                    row[f"{m}/class"] = _interval(scores)
+                rows.append(row)
+        line.close()
+        done(t0)
     _print_table(rows, labels_per_class, n_repeats, len(np.unique(y)), corpus)
     return rows
 
@@ -269,10 +311,12 @@ def _print_table(rows, labels_per_class, n_repeats: int, n_classes: int, corpus:
         )
     print(
         "\n  fit s: seconds to fit the representation on all documents without labels "
-        "(this machine,\n  one torch thread). k/class: accuracy of LogisticRegression() "
-        "trained on k labelled documents\n  per class and tested on all the others; mean "
-        f"± half-width of the 95% interval over {n_repeats} draws\n  of the labelled "
-        "documents. Every representation runs at its defaults."
+        "(this machine,\n  one BLAS thread; LandmarkNCE: its landmarks and statistics on the "
+        "network DirectNCE\n  trained, which its own defaults would train again). k/class: "
+        "accuracy of\n  LogisticRegression() trained on k labelled documents per class and "
+        "tested on all the\n  others; mean ± half-width of the 95% interval over "
+        f"{n_repeats} draws of the labelled\n  documents. Every representation runs at its "
+        "defaults."
     )
     for c in columns:
         best = max(rows, key=lambda row: row[c][0])

@@ -84,6 +84,7 @@ class ToyNCEClassifier(BaseNCE):
         validation_fraction=0.2,
         patience=2,
         accelerator=None,
+        n_jobs=None,
     ):
         super().__init__(**common_params(locals()))
 

@@ -23,7 +23,7 @@ def test_floor_constraints_pin_every_runtime_dependency_but_torch():
     # the floors the issue found: skorch 1.0-1.1 cannot pickle a fit under torch >= 2.6,
     # numpy 1.24 has no Generator.spawn
     assert pins["skorch"] == "1.2.0" and pins["numpy"] == "1.25"
-    assert set(pins) == {"numpy", "scipy", "scikit-learn", "skorch", "numba"}
+    assert set(pins) == {"numpy", "scipy", "scikit-learn", "skorch", "numba", "threadpoolctl"}
 
 
 def test_floor_constraints_refuse_a_dependency_without_floor(tmp_path):

@@ -23,6 +23,7 @@ import copy
 import io
 from functools import cache
 from numbers import Integral, Real
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -216,12 +217,19 @@ def _continue(estimator, name: str, mode, how: str) -> dict:
     entry = REGISTRY[name]
     X, y = _sample(name, mode)
     out = io.StringIO()
-    with contextlib.redirect_stdout(out):
+    threads = []  # the torch threads the fit set (n_jobs changes nothing else one can see)
+    set_threads = torch.set_num_threads
+
+    def record(n: int) -> None:
+        threads.append(n)
+        set_threads(n)
+
+    with contextlib.redirect_stdout(out), mock.patch.object(torch, "set_num_threads", record):
         if how == "warm_start":
             entry.fit(estimator, X, y)
         else:
             estimator.partial_fit(*entry.args(X, y))
-    return _observe(estimator, X, out.getvalue())
+    return {**_observe(estimator, X, out.getvalue()), "threads": threads}
 
 
 @cache

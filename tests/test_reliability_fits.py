@@ -18,17 +18,20 @@ pytestmark = pytest.mark.filterwarnings(
 # --- reproducibility with two torch threads -------------------------------------------------
 _TWO_THREADS = textwrap.dedent(
     """
-    import hashlib, torch
-    torch.set_num_threads(2)
+    import hashlib
     from sklearn.datasets import load_digits
     from sknce import DirectNCEEmbedder, LatentClassNCEEmbedder
     from sknce.datasets import make_topic_corpus
 
+    # n_jobs=2: two torch threads (at n_jobs=None these small fits would run one)
     X, y = load_digits(return_X_y=True)
-    latent = LatentClassNCEEmbedder(max_epochs=1, early_stopping=False, random_state=0)
+    latent = LatentClassNCEEmbedder(
+        max_epochs=1, early_stopping=False, n_jobs=2, random_state=0
+    )
     corpus = make_topic_corpus(800, n_topics=3, n_words=200, mean_length=60, random_state=0)
     direct = DirectNCEEmbedder(
-        n_components=64, batch_size=256, max_epochs=2, early_stopping=False, random_state=0
+        n_components=64, batch_size=256, max_epochs=2, early_stopping=False, n_jobs=2,
+        random_state=0,
     )
     for Z in (latent.fit(X, y).transform(X), direct.fit(corpus.X).transform(corpus.X)):
         print(hashlib.sha256(Z.tobytes()).hexdigest())

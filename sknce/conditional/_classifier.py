@@ -394,10 +394,13 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
     patience : int, default=5
         Epochs without improvement of the validation loss before training stops.
     n_jobs : int or None, default=None
-        Threads of the compiled steps (the bag encoder trained by SGD, or by Adagrad
-        for a label-indicator ``y``, on the CPU): ``None`` means 1, ``-1`` all the
-        cores. With more than one the threads update shared rows without locks
-        (Hogwild, as fastText's), and a fit is no longer bit-reproducible.
+        Threads of the fit: of the compiled steps (the bag encoder trained by SGD, or
+        by Adagrad for a label-indicator ``y``, on the CPU), and of torch and the BLAS
+        libraries on the other paths and in inference. ``None`` means one
+        compiled-step thread, and one torch thread while a step is small (as at the
+        defaults); ``-1`` all the cores. With more than one the compiled steps'
+        threads update shared rows without locks (Hogwild, as fastText's), and a fit
+        is no longer bit-reproducible. See :ref:`threads`.
     accelerator : accelerate.Accelerator or None, default=None
         Train data-parallel over the processes of ``accelerate launch`` (or
         ``torchrun``), on the accelerator's device and in its mixed precision: every

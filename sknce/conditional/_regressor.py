@@ -253,6 +253,12 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
         examples (``batch_size`` per process and step) and ends with the same model.
         ``device`` is then unused. Needs the ``distributed`` extra; see
         :ref:`scaling`.
+    n_jobs : int or None, default=None
+        Threads of torch and of the BLAS libraries while fitting (the base model and
+        the network) and predicting. ``None``: one for the small steps of the
+        defaults, where more threads wait for each other on a shared machine, and up
+        to ``torch.get_num_threads()`` for large steps; ``-1``: every core. Your
+        own thread settings come back after each call. See :ref:`threads`.
 
     Attributes
     ----------
@@ -388,6 +394,7 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
         validation_fraction: float = 0.1,
         patience: int = 20,
         accelerator=None,
+        n_jobs: int | None = None,
     ) -> None:
         super().__init__(**common_params(locals()))
         self.objective = objective

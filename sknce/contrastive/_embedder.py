@@ -213,6 +213,12 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         examples (``batch_size`` per process and step) and ends with the same model.
         ``device`` is then unused. Needs the ``distributed`` extra; see
         :ref:`scaling`.
+    n_jobs : int or None, default=None
+        How many threads torch and the BLAS libraries may use in ``fit`` and
+        ``transform``. ``None``: one while training steps are small (the defaults'
+        are), at most ``torch.get_num_threads()`` for large ones; ``-1``: every
+        core. Your own thread settings are restored after each call; see
+        :ref:`threads`.
 
     Attributes
     ----------
@@ -340,6 +346,7 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         validation_fraction: float = 0.1,
         patience: int = 30,
         accelerator=None,
+        n_jobs: int | None = None,
     ) -> None:
         super().__init__(**common_params(locals()))
         self.n_components = n_components

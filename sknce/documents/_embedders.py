@@ -10,6 +10,7 @@ documents, the direct embedding (Eq. 6) reads them off an encoder.
 from __future__ import annotations
 
 import contextlib
+import copy
 import math
 from collections.abc import Iterator
 from numbers import Integral, Real
@@ -22,7 +23,7 @@ from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sknce._bags import BAGS, normalize_bags, smooth_idf
 from sknce._base import APPLIED, ENCODER_CONSTRAINT, FIXED, BaseNCE, Fixed, common_params
 from sknce._callbacks import ChanceAwareEarlyStopping
-from sknce._compat import Interval, StrOptions, check_is_fitted, validate_data
+from sknce._compat import HasMethods, Interval, StrOptions, check_is_fitted, validate_data
 from sknce._data import SampledDataset, csr_to_tensor, first_chunk
 from sknce._random import Seeds
 from sknce._warnings import warn_caller
@@ -471,12 +472,20 @@ class LandmarkNCEEmbedder(_BaseDocumentNCE):
         single-word documents drawn by corpus frequency (Section 6.2, needed by
         :func:`~sknce.documents.recover_topic_posterior`); or an explicit count
         matrix of shape ``(n_landmarks, n_words)``.
-    scorer : {"bilinear", "pair"}, default="bilinear"
+    scorer : {"bilinear", "pair"} or DirectNCEEmbedder, default="bilinear"
         The network :math:`f(x, x')`. ``"bilinear"``: :math:`f_1(x)^\top f_1(x')` with
         one encoder :math:`f_1` (``n_components``, ``init``, ``hidden_layer_sizes``), as
         :class:`DirectNCEEmbedder`'s tied encoder. ``"pair"``: the paper's fully
         connected network of the pair, ``hidden_layer_sizes`` wide (at least one hidden
         layer), from PyTorch's initialisation (``init`` and ``n_components`` unused).
+        A fitted :class:`DirectNCEEmbedder` (or a
+        :class:`~sklearn.frozen.FrozenEstimator` of one, which ``clone`` and
+        ``GridSearchCV`` keep fitted): its trained scorer, as it is. ``fit`` then
+        trains nothing (``n_iter_ = 0``): it draws the landmarks and the output
+        statistics from ``X`` and takes the embedder's ``idf_``, whose ``bag`` must
+        be this one's; the training parameters are unused. At the defaults of both
+        and the same ``random_state``, the result is exactly that of
+        ``scorer="bilinear"``, which trains the same network.
     n_components : int, default=100
         Output width ``d`` of the bilinear scorer's encoder (``scorer="bilinear"``). With
         ``init="spectral"`` it is at most ``n_documents - 1`` and ``n_words``:
@@ -585,6 +594,12 @@ class LandmarkNCEEmbedder(_BaseDocumentNCE):
         examples (``batch_size`` per process and step) and ends with the same model.
         ``device`` is then unused. Needs the ``distributed`` extra; see
         :ref:`scaling`.
+    n_jobs : int or None, default=None
+        Threads of torch and of the BLAS libraries in ``fit`` (the spectral start,
+        the training steps) and ``transform``. ``None``: one for small steps, such as
+        the defaults' (a second buys little, and waits on a busy machine), up to
+        ``torch.get_num_threads()`` for large ones; ``-1``: every core. Your own
+        settings are put back after each call (:ref:`threads`).
 
     Attributes
     ----------
@@ -654,7 +669,7 @@ class LandmarkNCEEmbedder(_BaseDocumentNCE):
         **_BaseDocumentNCE._parameter_constraints,
         "n_landmarks": [Interval(Integral, 1, None, closed="left")],
         "landmarks": [StrOptions({"documents", "words"}), "array-like", "sparse matrix"],
-        "scorer": [StrOptions({"bilinear", "pair"})],
+        "scorer": [StrOptions({"bilinear", "pair"}), HasMethods(["transform"])],
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "init": [StrOptions({"spectral", "random"})],
         "clip": [Interval(Real, 0, None, closed="neither"), None],
@@ -676,7 +691,7 @@ class LandmarkNCEEmbedder(_BaseDocumentNCE):
         *,
         n_landmarks: int = 1000,
         landmarks="documents",
-        scorer: str = "bilinear",
+        scorer: str | DirectNCEEmbedder = "bilinear",
         n_components: int = 100,
         init: str = "spectral",
         split: str = "both",
@@ -700,6 +715,7 @@ class LandmarkNCEEmbedder(_BaseDocumentNCE):
         validation_fraction: float = 0.1,
         patience: int = 10,
         accelerator=None,
+        n_jobs: int | None = None,
     ) -> None:
         super().__init__(**common_params(locals()))
         self.n_landmarks = n_landmarks
@@ -728,6 +744,66 @@ class LandmarkNCEEmbedder(_BaseDocumentNCE):
 
     def _spectral_start(self) -> bool:
         return self.scorer == "bilinear" and self.init == "spectral"
+
+    def _check_params(self) -> None:
+        if not isinstance(self.scorer, str):  # fit on an array does not come here
+            raise ValueError(
+                "LandmarkNCEEmbedder(scorer=<a fitted DirectNCEEmbedder>) trains nothing, so "
+                "it has no partial_fit or fit on a stream of chunks: call fit on an array "
+                "of documents (the landmarks and output statistics come from it), or use "
+                "scorer='bilinear' to train."
+            )
+        super()._check_params()
+
+    def _fitted_scorer(self):
+        """The fitted DirectNCEEmbedder of ``scorer`` (unwrapped from a FrozenEstimator)."""
+        scorer = self.scorer
+        embedder = getattr(scorer, "estimator", scorer)  # FrozenEstimator(embedder)
+        if not isinstance(embedder, DirectNCEEmbedder):
+            raise TypeError(
+                "scorer must be 'bilinear', 'pair' or a fitted DirectNCEEmbedder (or a "
+                f"FrozenEstimator of one); got {type(embedder).__name__}."
+            )
+        if not hasattr(embedder, "net_"):
+            raise ValueError(
+                "scorer is a DirectNCEEmbedder that is not fitted. Fit it first; to keep it "
+                "fitted through clone (GridSearchCV, cross_val_score), pass "
+                "sklearn.frozen.FrozenEstimator(embedder)."
+            )
+        return embedder
+
+    def _fit(self, X, y, partial: bool, sample_weight=None, **options) -> None:
+        """The fit skeleton's, or, with a fitted DirectNCEEmbedder as ``scorer``, no
+        training: its scorer, landmarks and output statistics from ``X``."""
+        if isinstance(self.scorer, str) or partial:
+            super()._fit(X, y, partial, sample_weight=sample_weight, **options)
+            return
+        direct = self._fitted_scorer()
+        if sample_weight is not None:
+            raise ValueError(
+                "sample_weight weighs the training examples, and LandmarkNCEEmbedder("
+                "scorer=<a fitted DirectNCEEmbedder>) trains nothing: leave it out."
+            )
+        X = self._usable(_as_csr(self._validate_counts(X, reset=True, integer=True)), "fit")
+        if X.shape[1] != direct.n_features_in_:
+            raise ValueError(
+                f"X has {X.shape[1]} words (columns) and the scorer's DirectNCEEmbedder was "
+                f"fitted on {direct.n_features_in_}: count the words with the same "
+                "vectorizer as its training documents."
+            )
+        if self.bag != direct.bag:
+            raise ValueError(
+                f"bag={self.bag!r} differs from the scorer's bag={direct.bag!r}, the input "
+                f"its network was trained on: set bag={direct.bag!r}."
+            )
+        self.idf_ = direct.idf_.copy()
+        self._prepare(X, self._new_seeds().numpy("prepare"))
+        # A copy: training or refitting either estimator leaves the other as it is.
+        self.net_ = copy.deepcopy(direct.net_, memo={id(direct): None})
+        self.net_.estimator = self
+        self.history_, self.n_iter_ = [], 0
+        with self._output_fit(X):
+            pass
 
     def _make_module(self, X: sp.csr_matrix, seeds: Seeds) -> torch.nn.Module:
         """The scorer of a new fit; ``X`` are training documents (all, or the first chunk)."""
@@ -1030,6 +1106,12 @@ class DirectNCEEmbedder(_BaseDocumentNCE):
         examples (``batch_size`` per process and step) and ends with the same model.
         ``device`` is then unused. Needs the ``distributed`` extra; see
         :ref:`scaling`.
+    n_jobs : int or None, default=None
+        Threads that the fit (spectral start, training) and ``transform`` give torch
+        and the BLAS libraries: with ``None``, one while a training step is small, as
+        at the defaults, and up to ``torch.get_num_threads()`` for a large one;
+        ``-1``: every core. What you set with ``torch.set_num_threads`` is restored
+        after each call. See :ref:`threads`.
 
     Attributes
     ----------
@@ -1122,6 +1204,7 @@ class DirectNCEEmbedder(_BaseDocumentNCE):
         validation_fraction: float = 0.1,
         patience: int = 10,
         accelerator=None,
+        n_jobs: int | None = None,
     ) -> None:
         super().__init__(**common_params(locals()))
         self.n_components = n_components

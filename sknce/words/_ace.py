@@ -257,12 +257,15 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         ``callbacks`` replaces this decay: the rate then starts at ``lr`` and follows
         the user's schedule alone.
     n_jobs : int or None, default=None
-        Threads of the compiled kernel: ``None`` means 1 (unless in a
-        :func:`joblib.parallel_config` context), ``-1`` all cores. With more than
-        one, the threads update shared rows without locks, as word2vec and gensim
-        do, and a batch's generator step overlaps the previous batch's kernel:
-        faster, but a fit is bit-reproducible with ``random_state`` only with one
-        thread (or on the autograd path).
+        Threads of the fit: of the compiled kernel, and of torch and the BLAS
+        libraries on the autograd path and in inference. ``None`` means one kernel
+        thread (unless in a :func:`joblib.parallel_config` context) and one torch
+        thread while a step is small; ``-1``: every core (``n_jobs=-1`` is the fast
+        setting on a machine of your own). With more than one, the kernel's threads
+        update shared rows without locks, as word2vec and gensim do, and a batch's
+        generator step overlaps the previous batch's kernel: faster, but a fit is
+        bit-reproducible with ``random_state`` only with one thread (or on the
+        autograd path). See :ref:`threads`.
     max_epochs : int, default=20
         Passes over the corpus.
     batch_size : int, default=10000
@@ -428,7 +431,6 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         "weighting": [StrOptions({"mean", "tfidf", "sif"})],
         "sif_a": [Interval(Real, 0, None, closed="neither")],
         "min_lr_ratio": [Interval(Real, 0, 1, closed="both")],
-        "n_jobs": [Integral, None],
     }
 
     _param_roles: dict = {
@@ -555,7 +557,6 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         self.weighting = weighting
         self.sif_a = sif_a
         self.min_lr_ratio = min_lr_ratio
-        self.n_jobs = n_jobs
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

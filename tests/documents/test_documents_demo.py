@@ -1,5 +1,7 @@
 """The demo runs end to end (tiny settings), prints its steps, its table and what they mean."""
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -43,8 +45,22 @@ def test_the_demo_prints_every_step_and_representation(capsys):
     out = capsys.readouterr().out
     assert "[1/9] load the corpus" in out and "[9/9] LogisticRegression()" in out
     assert "chunks of 40 words from 4 stemmed Wikipedia articles" in out
-    assert "\r      epoch   1/" in out  # the live line of the NCE fits
+    # not a terminal: one line per epoch and per representation, none rewritten
+    assert "\n      epoch   1/" in out and "\r" not in out
+    assert "       10/12  DirectNCE, 3/class, draw 2/2: accuracy" in out
+    assert "without labels, on the network DirectNCE trained" in out
     assert "k/class: accuracy" in out and "Best at 3/class" in out
+
+
+def test_on_a_terminal_the_demo_rewrites_a_live_line(capsys, monkeypatch):
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    run_demo(
+        corpus="synthetic", n_documents=300, labels_per_class=(3,), n_repeats=2, n_landmarks=10
+    )
+    out = capsys.readouterr().out
+    assert "\r      epoch   1/" in out and "\r      epoch   2/" in out
+    assert "\r        1/12  tf-idf, 3/class, draw 1/2" in out
+    assert "\r       12/12  LandmarkNCE, 3/class, draw 2/2" in out
 
 
 def test_without_gensim_the_demo_says_so_and_runs_on_synthetic_documents(capsys, monkeypatch):
