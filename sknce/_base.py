@@ -637,6 +637,8 @@ class BaseNCE(BaseEstimator):
         extra_callbacks: list | None = None,
         max_epochs: int | None = None,
         batch_size: int | None = None,
+        new_net: bool = False,
+        validation: bool | None = None,
         **net_kwargs,
     ) -> NCENet:
         """Train on ``dataset``; set ``net_``, ``history_`` and ``n_iter_``.
@@ -657,13 +659,18 @@ class BaseNCE(BaseEstimator):
             The values of this fit when they depend on the data (an ``"auto"``
             parameter resolved by the estimator); ``None``: the parameters. A
             continued fit keeps the net's batch size.
+        new_net : bool, default=False
+            Build a new net even where the fit would continue the fitted one.
+        validation : bool or None, default=None
+            Whether a new net holds out validation examples; ``None``:
+            ``early_stopping`` where the data allow it (not for ``partial``).
         **net_kwargs
             Passed to ``net_class`` when a new net is built.
         """
         max_epochs = self.max_epochs if max_epochs is None else max_epochs
         batch_size = self.batch_size if batch_size is None else batch_size
         restore = None
-        if self._continues(partial):
+        if self._continues(partial) and not new_net:
             net = self.net_
             restore = net.snapshot()
             net.set_params(
@@ -681,7 +688,8 @@ class BaseNCE(BaseEstimator):
                 net_kwargs = {**net_kwargs, "accelerator": self.accelerator}
             with seeded_init(seeds):
                 module, criterion = build(device)
-            validation = self.early_stopping and not partial and self._can_validate(dataset)
+            if validation is None:
+                validation = self.early_stopping and not partial and self._can_validate(dataset)
             callbacks = self._callbacks(validation, extra_callbacks or [])
             net_kwargs = {
                 "max_epochs": max_epochs,

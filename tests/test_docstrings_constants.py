@@ -77,7 +77,8 @@ _PLAN_STATED = {
     "BAG_LR_PER_ENTRY": ("lr", r"SGD, ([\d.]+) times the mean number of stored entries"),
     "BAG_LR_RANGE": ("lr", r"within \[([\d.]+), ([\d.]+)\]", lambda v: v),
     "END_LR": ("lr", r"decaying linearly to\s+([\d.]+)% of it", lambda v: (100 * v,)),
-    "LINEAR_LR": ("lr", r"\(or SGD\), ([\d.]+);"),
+    "LINEAR_LR": ("lr", r"\(or SGD\), ([\d.]+) over the square root"),
+    "LINEAR_LR_RANGE": ("lr", r"of that mean, within \[([\d.]+), ([\d.]+)\]", lambda v: v),
     "ADAM_LR": ("lr", r"else ([\d.e-]+)\.$"),
     "LINEAR_COST": ("hidden_layer_sizes", r"costs at most (\d+) times the factored"),
     "LINEAR_MAX_WEIGHTS": (

@@ -354,7 +354,9 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         SGD, 0.02 times the mean number of stored entries per row of ``X`` (a
         feature's row moves by the rate times its share of the bag, so longer bags
         take a larger rate), within [0.1, 1]; for the linear model trained by
-        :class:`~sknce.optim.RowAdagrad` (or SGD), 1.5; each decaying linearly to
+        :class:`~sknce.optim.RowAdagrad` (or SGD), 8 over the square root of that
+        mean, within [0.25, 4] (a row of the unit-norm weighted input sums to
+        about that root, so each example's scores move alike); each decaying linearly to
         0.01% of it over ``max_epochs`` (fastText's and word2vec's schedule;
         ``partial_fit`` calls count as epochs; no decay with an ``LRScheduler``
         callback or a given ``lr``); else 1e-3.
@@ -742,14 +744,18 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
 
     def _net_options(self, data: _Labelled) -> dict:
         """The linear decay of the plan's rate, as an extra callback."""
+        held_out = self.validation_fraction if self.early_stopping else 0.0
+        return self._decay_options(data.n_examples * (1 - held_out))
+
+    def _decay_options(self, per_epoch: float) -> dict:
+        """The plan's linear decay over epochs of ``per_epoch`` examples (none when the
+        plan keeps the rate, or with the user's ``LRScheduler``)."""
         from skorch.callbacks import LRScheduler
 
         users = [c[1] if isinstance(c, tuple) else c for c in self.callbacks or ()]
         if not self._plan.lr_decay or any(isinstance(c, LRScheduler) for c in users):
             return {}
-        held_out = self.validation_fraction if self.early_stopping else 0.0
-        decay = LinearDecay(END_LR, max(data.n_examples * (1 - held_out), 1.0))
-        return {"extra_callbacks": [("lr_decay", decay)]}
+        return {"extra_callbacks": [("lr_decay", LinearDecay(END_LR, max(per_epoch, 1.0)))]}
 
     def _check_params(self) -> None:
         self._check_hidden()
@@ -911,20 +917,55 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         return SampledDataset(self._sampler(data.X, encoded, device))
 
     def _run(self, dataset, data, seeds, device: str, partial: bool) -> None:
-        """The base's schedule and training, then the plan's temperature (see
-        :meth:`_calibrate`); the plan of the fit is then the fitted ``plan_`` alone."""
+        """The base's schedule and training; then, where the plan calibrates and the fit
+        held out examples, the temperature of the held-out log-likelihood and, for a new
+        network, a refit on every example for the epochs the held-out set chose. The
+        plan of the fit is then the fitted ``plan_`` alone."""
+        plan, continues = self._plan, self._continues(partial)
         super()._run(dataset, data, seeds, device, partial)
         self.temperature_ = 1.0
-        if self._plan.calibrate and not partial:
-            self._calibrate(dataset)
+        temperature = None
+        if plan.calibrate and not partial:
+            temperature = self._held_out_temperature(dataset)
+        if temperature is not None:
+            epochs = dict(self.net_.callbacks_)["early_stopping"].best_epoch_
+            if plan.refit and not continues and epochs:
+                self.selection_history_ = self.history_
+                self._refit(dataset, data, seeds, device, epochs)
+            self._scale_scores(temperature)
         del self._plan
 
-    def _calibrate(self, dataset) -> None:
-        """Fit ``temperature_`` on the examples early stopping held out; fold it into
-        the label tables (nothing without a held-out set)."""
+    def _refit(self, dataset, data, seeds, device: str, epochs: int) -> None:
+        """A new network trained on every example (none held out) for ``epochs``."""
+
+        def build(device: str):
+            return self._make_module(data, seeds), self._make_objective()
+
+        options = self._decay_options(data.n_examples)
+        with self._training(data, device):
+            self._train(
+                dataset,
+                build,
+                seeds=seeds,
+                max_epochs=epochs,
+                batch_size=self._plan.batch_size,
+                new_net=True,
+                validation=False,
+                **options,
+            )
+
+    def _scale_scores(self, temperature: float) -> None:
+        """Divide the label tables by ``temperature`` (``temperature_``)."""
+        with torch.no_grad():
+            for table in self.net_.module_.label_tables():
+                table.div_(temperature)
+        self.temperature_ = temperature
+
+    def _held_out_temperature(self, dataset) -> float | None:
+        """The temperature of the examples early stopping held out (None without them)."""
         net = self.net_
         if not isinstance(net.train_split, HoldOut) or not isinstance(dataset, SampledDataset):
-            return
+            return None
         _, valid = net.train_split(dataset)
         scorer = net.module_
         logits, labels, weights = [], [], []
@@ -936,13 +977,9 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
                 labels.append(targets.labels)
                 if targets.sample_weight is not None:
                     weights.append(targets.sample_weight)
-        temperature = fit_temperature(
+        return fit_temperature(
             torch.cat(logits), torch.cat(labels), torch.cat(weights) if weights else None
         )
-        with torch.no_grad():
-            for table in scorer.label_tables():
-                table.div_(temperature)
-        self.temperature_ = temperature
 
     def _make_module(self, data: _Labelled, seeds) -> LabelScorer:
         return self._make_scorer(self.n_features_in_, data.log_prior)

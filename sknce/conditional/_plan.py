@@ -70,12 +70,16 @@ END_LR = 1e-4
 #: The full-rank linear model: chosen while its cost per example (``entries *
 #: n_classes`` multiply-adds) is at most ``LINEAR_COST`` times the factored bag's
 #: (``BAG_DIM * (entries + BAG_NEGATIVES + 1)``) and its table at most
-#: ``LINEAR_MAX_WEIGHTS`` numbers. RowAdagrad's rate ``LINEAR_LR``, the training
-#: margin ``LINEAR_MARGIN``; ``max_epochs="auto"``: about ``LINEAR_EXAMPLES`` example
-#: updates in ``LINEAR_EPOCH_RANGE`` epochs.
+#: ``LINEAR_MAX_WEIGHTS`` numbers. RowAdagrad's rate ``LINEAR_LR / sqrt(entries)`` within
+#: ``LINEAR_LR_RANGE`` (a row's first update has norm ``lr``, and a unit row of
+#: ``entries`` weights sums to about ``sqrt(entries)``: the scores of an example then
+#: move by about ``LINEAR_LR`` whatever its length), the training margin
+#: ``LINEAR_MARGIN``; ``max_epochs="auto"``: about ``LINEAR_EXAMPLES`` example updates
+#: in ``LINEAR_EPOCH_RANGE`` epochs.
 LINEAR_COST = 32
 LINEAR_MAX_WEIGHTS = 2**26
-LINEAR_LR = 1.5
+LINEAR_LR = 8.0
+LINEAR_LR_RANGE = (0.25, 4.0)
 LINEAR_MARGIN = 1.0
 LINEAR_EXAMPLES = 200_000
 LINEAR_EPOCH_RANGE = (3, 50)
@@ -196,6 +200,9 @@ class ClassifierPlan:
         Threads of the compiled step.
     calibrate : bool
         A temperature fitted on the held-out examples scales the scores after the fit.
+    refit : bool
+        After a fit that held out examples, a new network is trained on every example
+        for the epochs the held-out log-likelihood chose.
     params : tuple of (str, object)
         The parameters the plan was resolved from.
     """
@@ -222,6 +229,7 @@ class ClassifierPlan:
     sparse_input: bool
     n_jobs: int
     calibrate: bool
+    refit: bool
     params: tuple
 
     def epochs(self, n_train: int, auto_epochs) -> int:
@@ -405,7 +413,7 @@ def _sparse_optimizer(optimizer: type, kwargs: dict) -> type | None:
 def _auto_lr(regime: str, kernel: bool, entries: float | None) -> float:
     """The rate of ``lr="auto"`` for the regime and its step."""
     if regime == "linear" and kernel:
-        return LINEAR_LR
+        return float(np.clip(LINEAR_LR / np.sqrt(max(entries, 1.0)), *LINEAR_LR_RANGE))
     if regime == "bag" and kernel:
         return float(np.clip(BAG_LR_PER_ENTRY * (entries or 0.0), *BAG_LR_RANGE))
     return ADAM_LR
@@ -530,6 +538,7 @@ def resolve_plan(estimator, facts: DataFacts, accelerator_processes: int = 1) ->
         epoch_rule=epoch_rule,
         n_jobs=check_n_jobs(estimator.n_jobs),
         calibrate=regime == "linear",
+        refit=regime == "linear",
         params=tuple(_snapshot(estimator).items()),
     )
     sparse_embeddings, sparse_input, optimizer = _sparse_tables(
