@@ -163,6 +163,16 @@ def _non_negative(X) -> bool:
     return bool(values.size == 0 or values.min() >= 0)
 
 
+def _logsumexp(scores: torch.Tensor, top: torch.Tensor) -> torch.Tensor:
+    """``log sum exp`` of each row of a block of scores, as float64, given each row's
+    maximum ``top`` (batch, 1): the exponentials (each at most 1) summed in the block's
+    dtype by vectorised pairwise summation, whose relative error is about the dtype's
+    epsilon times log2 of the block's width (a float64 copy of the block costs 5 times
+    as much)."""
+    total = (scores - top).exp_().sum(dim=1)
+    return top[:, 0].double() + torch.log(total.double())
+
+
 def _label_noise(noise, counts: np.ndarray, noise_power: float) -> CategoricalNoise:
     """The noise distribution p_N over encoded labels ``0..n_classes-1``."""
     n_classes = counts.shape[0]
@@ -1191,7 +1201,11 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
                 stop = min(start + _CLASS_CHUNK, n_classes)
                 with torch.no_grad():
                     scores = scorer.score_range(h, b, start, stop)
-                rows_finite = torch.isfinite(scores).all(dim=1)
+                # two vectorised reductions, no boolean block: a NaN propagates to both,
+                # an infinite score is the row's maximum or minimum
+                rows_finite = torch.isfinite(scores.amax(dim=1)) & torch.isfinite(
+                    scores.amin(dim=1)
+                )
                 finite = rows_finite if finite is None else finite & rows_finite
                 yield start, scores
             # One check (one device sync) per batch of rows: NaN where a row is not finite.
@@ -1237,10 +1251,9 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
                     logsig = torch.nn.functional.logsigmoid(scores.double())
                     out[rows, start : start + scores.shape[1]] = logsig.cpu().numpy()
                     continue
-                scores = scores.double()
-                part = torch.logsumexp(scores, dim=1)
+                part = _logsumexp(scores, scores.amax(dim=1, keepdim=True))
                 lse = part if lse is None else torch.logaddexp(lse, part)
-                out[rows, start : start + scores.shape[1]] = scores.cpu().numpy()
+                out[rows, start : start + scores.shape[1]] = scores.double().cpu().numpy()
             if not multilabel:
                 out[rows] -= lse.cpu().numpy()[:, None]
         return out
@@ -1310,7 +1323,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
                     index = index.gather(1, order)
                 best, best_id = value, index
                 if not multilabel:
-                    part = torch.logsumexp(scores.double(), dim=1)
+                    part = _logsumexp(scores, value[:, :1])
                     lse = part if lse is None else torch.logaddexp(lse, part)
             if multilabel:
                 log_proba[rows] = torch.nn.functional.logsigmoid(best.double()).cpu().numpy()

@@ -396,9 +396,11 @@ class LabelScorer(nn.Module):
         Tensor of shape (batch, stop - start)
         """
         stop = self.n_classes if stop is None else stop
-        s = h @ self.label_embedding.weight[start:stop].T
-        if self.label_bias is not None:
-            s = s + self.label_bias[start:stop, 0]
+        weight = self.label_embedding.weight[start:stop]
+        if self.label_bias is None:
+            s = h @ weight.T
+        else:  # the bias added by the product itself: one pass over the block
+            s = torch.addmm(self.label_bias[start:stop, 0], h, weight.T)
         if b is not None:
             s = s + b.unsqueeze(1)
         return s
