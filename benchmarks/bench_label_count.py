@@ -69,6 +69,8 @@ from bench_vs_fasttext import (  # noqa: E402
     article_task,
     centre_task,
     fasttext_log_likelihood,
+    print_row,
+    result_name,
     synthetic_task,
     warm_up,
 )
@@ -76,7 +78,7 @@ from bench_vs_fasttext import (  # noqa: E402
 TOP = 5
 #: The label counts of the sweeps.
 SWEEP = {
-    "article": (2, 5, 10, 20, 50, 105, 200, 500, 1000, 2000),
+    "article": (2, 5, 10, 20, 50, 105, 128, 129, 200, 500, 1000, 1500, 2000),
     "centre": (2, 10, 100, 500, 1000, 2000, 3000, 5000),
 }
 WHITESPACE = r"\S+"
@@ -421,20 +423,10 @@ def main(argv=None) -> None:
                             "n_classes": n_classes,
                             **result,
                         }
-                        print(
-                            {
-                                k: round(v, 4) if isinstance(v, float) else v
-                                for k, v in row.items()
-                            },
-                            flush=True,
-                        )
+                        print_row(row)
                         rows.append(row)
     summary = summarise(rows)
-    name = (
-        "bench_label_count"
-        + (f"_{args.tag}" if args.tag else "")
-        + ("_quick" if args.quick else "")
-    )
+    name = result_name("bench_label_count", args.tag, args.quick)
     sweep_cliffs = [c for kind in args.sweep for c in cliffs(summary, kind)]
     report(
         name,

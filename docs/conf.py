@@ -30,6 +30,8 @@ from sphinx.util.nodes import make_refnode
 logging.getLogger().setLevel(logging.WARNING)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# docs/_ext: this build's own extension (the NCE machine of the core page).
+sys.path.insert(0, str(Path(__file__).resolve().parent / "_ext"))
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import sknce  # noqa: E402  (after the path set-up above)
@@ -48,7 +50,16 @@ extensions = [
     "sphinx-mathjax-offline",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
+    # matplotlib's ``plot`` directive: figures of the guide drawn by code at build time.
+    "matplotlib.sphinxext.plot_directive",
+    # docs/_ext/machine.py: the ``sknce-machine-table`` of the estimators' parts.
+    "machine",
 ]
+
+# The plot directive's figures, without links to their code and other formats.
+plot_html_show_source_link = False
+plot_html_show_formats = False
+plot_formats = [("png", 110)]
 
 templates_path = ["_templates"]
 exclude_patterns = ["_build", "examples", "generated/*.examples", "sg_execution_times.rst"]

@@ -4,13 +4,14 @@ It declares the training parameters every estimator shares (once, with their
 constraints, as scikit-learn's ``BaseMultilayerPerceptron`` does: subclasses
 list them in their signature and pass them on) and writes the fit once:
 ``fit``, ``partial_fit``, ``_fit(X, y, partial)`` and the stream fit
-``_fit_stream`` decide whether the fit continues, draw the seeds, resolve the
-device and the schedule (one rule, :meth:`BaseNCE._schedule`, with per-class
-constants) and train through the engine (:mod:`sknce._engine`, via
-:meth:`BaseNCE._train`). An estimator fills named hooks: it validates its data,
-sets what a new fit learns from it, makes the sampler's dataset, the scorer (a
-pure function), the objective, and optionally a step strategy and a miner
-(:mod:`sknce._steps`). The user guide's "The NCE core" page lists the hooks.
+``_fit_stream`` decide once whether the fit continues, draw the seeds and
+resolve the device (a frozen :class:`FitPlan` that the steps read), resolve the
+schedule (one rule, :meth:`BaseNCE._schedule`, with per-class constants) and
+train through the engine (:mod:`sknce._engine`, via :meth:`BaseNCE._train`).
+An estimator fills named hooks: it validates its data, sets what a new fit
+learns from it, makes the sampler's dataset, the scorer (a pure function), the
+objective, and optionally a step strategy and a miner (:mod:`sknce._steps`).
+The user guide's "The NCE core" page lists the hooks.
 
 What it guarantees to every estimator:
 
@@ -44,6 +45,7 @@ import copy
 import inspect
 import math
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
@@ -81,11 +83,40 @@ from sknce.nn._mlp import build_encoder
 __all__ = [
     "ENCODER_CONSTRAINT",
     "BaseNCE",
+    "FitPlan",
     "auto_batch_size",
     "auto_epochs",
     "check_sortable_labels",
     "common_params",
 ]
+
+
+@dataclass(frozen=True)
+class FitPlan:
+    """What the fit skeleton decides once per ``fit``/``partial_fit`` call.
+
+    The skeleton decides it after validating the data and hands it down; the steps
+    read it and decide none of it again.
+
+    Attributes
+    ----------
+    partial : bool
+        A ``partial_fit`` call: one pass over the data, no validation split.
+    continues : bool
+        The call continues the fitted network (``partial_fit``, or ``fit`` with
+        ``warm_start=True``, on a fitted estimator).
+    seeds : Seeds or None
+        The random streams of a new network; ``None`` when the call continues (the
+        network keeps its own).
+    device : str
+        Where the network trains: the fitted network's when the call continues,
+        else the accelerator's, or ``device`` resolved.
+    """
+
+    partial: bool
+    continues: bool
+    seeds: Seeds | None
+    device: str
 
 
 class BaseNCE(BaseEstimator):
@@ -236,7 +267,16 @@ class BaseNCE(BaseEstimator):
 
     # --- parameter checks ---------------------------------------------------------------
     def _check_training_params(self) -> None:
-        """Errors naming the fix for an optimizer, its options or callbacks that cannot work."""
+        """Errors naming the fix for an optimizer, its options or callbacks that cannot work,
+        and for a count given as a bool."""
+        for name, constraints in self._parameter_constraints.items():
+            value = getattr(self, name, None)
+            if isinstance(value, (bool, np.bool_)) and _counts_only(constraints):
+                raise TypeError(
+                    f"{name} must be an int, got {value!r}: scikit-learn's validation lets "
+                    "a bool pass as an int, but a count given as True or False is a mistake. "
+                    f"Pass a number, e.g. {name}={int(value) or 1}."
+                )
         optimizer = self.optimizer
         if not (isinstance(optimizer, type) and issubclass(optimizer, torch.optim.Optimizer)):
             raise TypeError(
@@ -402,9 +442,9 @@ class BaseNCE(BaseEstimator):
     # --- the fit skeleton ---------------------------------------------------------------
     #
     # ``fit`` and ``partial_fit`` decide once whether the fit continues, validate,
-    # draw the seeds, resolve the device and the schedule, and train; the
-    # estimators fill the hooks below (sklearn's BaseMultilayerPerceptron._fit,
-    # skorch's initialize_* steps).
+    # draw the seeds and resolve the device (the call's FitPlan, handed down), resolve
+    # the schedule, and train; the estimators fill the hooks below (sklearn's
+    # BaseMultilayerPerceptron._fit, skorch's initialize_* steps).
 
     #: Whether ``fit`` also takes a stream of chunks (:meth:`_fit_stream`).
     _fits_streams = False
@@ -415,8 +455,23 @@ class BaseNCE(BaseEstimator):
     _batch_divisor = 8
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None, **options):
+    def fit(self, X, y=None, sample_weight=None, **options):
         """Fit the model; see the estimator's docstring for ``X`` and ``y``.
+
+        ``sample_weight`` is in the signature, so that scikit-learn sees that every
+        estimator weighs its examples (``has_fit_parameter``, ``set_fit_request``): the
+        weights reach each batch's ``targets.sample_weight`` and the objectives of
+        :mod:`sknce.losses` weigh by them. An estimator that cannot weigh its examples
+        overrides ``fit`` without it.
+
+        Parameters
+        ----------
+        X, y
+            The training data; see the estimator's docstring.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Weight of each example, scaled to mean 1. ``None``: 1.
+        **options
+            The estimator's own options of a fit.
 
         Returns
         -------
@@ -425,7 +480,7 @@ class BaseNCE(BaseEstimator):
         """
         with self._fitting():
             if self._fits_streams and is_chunk_stream(X):
-                if options.get("sample_weight") is not None or getattr(self, "class_weight", None):
+                if sample_weight is not None or getattr(self, "class_weight", None):
                     raise ValueError(
                         "sample_weight and class_weight weigh the rows of an array; X is a "
                         "stream of chunks. Fit on an array, or repeat the examples to weigh "
@@ -433,12 +488,15 @@ class BaseNCE(BaseEstimator):
                     )
                 self._fit_stream(X, y)
             else:
-                self._fit(X, y, partial=False, **options)
+                self._fit(X, y, partial=False, sample_weight=sample_weight, **options)
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, y=None, **options):
+    def partial_fit(self, X, y=None, sample_weight=None, **options):
         """One pass of training over ``X``, continuing the fitted network.
+
+        It takes the arguments of :meth:`fit`; ``**options`` are the estimator's own
+        (e.g. a classifier's ``classes``).
 
         Returns
         -------
@@ -446,8 +504,16 @@ class BaseNCE(BaseEstimator):
             The estimator, trained one more pass.
         """
         with self._fitting():
-            self._fit(X, y, partial=True, **options)
+            self._fit(X, y, partial=True, sample_weight=sample_weight, **options)
         return self
+
+    def _plan(self, partial: bool, continues: bool) -> FitPlan:
+        """The fit call's plan: a new network's seeds and device, or the fitted one's device."""
+        if continues:
+            return FitPlan(partial, continues=True, seeds=None, device=self.net_.device)
+        return FitPlan(
+            partial, continues=False, seeds=self._new_seeds(), device=self._resolve_device()
+        )
 
     def _fit(self, X, y, partial: bool, sample_weight=None, **options) -> None:
         """The one fit of arrays: ``fit`` (``partial=False``) and ``partial_fit``."""
@@ -460,17 +526,12 @@ class BaseNCE(BaseEstimator):
         if weights is not None:
             weights = unit_mean(self._weights_of_examples(X, weights))
         data = self._weigh(data, weights)
-        seeds = None
-        if continues:
-            data = self._continue_fit(data)
-        else:
-            seeds = self._new_seeds()
-            data = self._start_fit(data, seeds)
-        device = self.net_.device if continues else self._resolve_device()
-        dataset = self._make_dataset(data, device)
+        plan = self._plan(partial, continues)
+        data = self._continue_fit(data) if continues else self._start_fit(data, plan.seeds)
+        dataset = self._make_dataset(data, plan.device)
         if weights is not None:
             dataset.sampler = WeightedSampler(dataset.sampler, weights)
-        self._run(dataset, data, seeds, device, partial=partial)
+        self._run(dataset, data, plan)
 
     def _fit_stream(self, chunks, y) -> None:
         """The one fit of a stream of chunks, one chunk in memory at a time.
@@ -494,33 +555,31 @@ class BaseNCE(BaseEstimator):
                 chunk, index, summary, reset=index == 0 and not continues
             ),
         )
-        seeds = None
+        plan = self._plan(False, continues)
         if continues:
             data = self._continue_stream(chunks, summary)
         else:
-            seeds = self._new_seeds()
-            data = self._start_stream(chunks, summary, seeds)
-        device = self.net_.device if continues else self._resolve_device()
+            data = self._start_stream(chunks, summary, plan.seeds)
         dataset = ChunkedDataset(
-            chunks, lambda chunk, index: self._chunk_dataset(chunk, device), sizes
+            chunks, lambda chunk, index: self._chunk_dataset(chunk, plan.device), sizes
         )
-        self._run(dataset, data, seeds, device, partial=False)
+        self._run(dataset, data, plan)
 
-    def _run(self, dataset, data, seeds: Seeds | None, device: str, partial: bool) -> None:
+    def _run(self, dataset, data, plan: FitPlan) -> None:
         """Schedule and train on ``dataset``; then the fitted attributes of the network."""
         n = len(dataset)
-        n_train = n - self._n_held_out(dataset) if self.early_stopping and not partial else n
-        batch_size, max_epochs = self._schedule(n, n_train, self._continues(partial))
+        validates = self.early_stopping and not plan.partial
+        n_train = n - self._n_held_out(dataset) if validates else n
+        batch_size, max_epochs = self._schedule(n, n_train, plan.continues)
 
-        def build(device: str):
-            return self._make_module(data, seeds), self._make_objective()
+        def build():
+            return self._make_module(data, plan.seeds), self._make_objective()
 
-        with self._training(data, device):
+        with self._training(data, plan.device):
             self._train(
                 dataset,
                 build,
-                partial=partial,
-                seeds=seeds,
+                plan,
                 max_epochs=max_epochs,
                 batch_size=batch_size,
                 **self._net_options(data),
@@ -629,15 +688,13 @@ class BaseNCE(BaseEstimator):
     def _train(
         self,
         dataset,
-        build: Callable[[str], tuple[torch.nn.Module, torch.nn.Module]],
+        build: Callable[[], tuple[torch.nn.Module, torch.nn.Module]],
+        plan: FitPlan,
         *,
-        partial: bool = False,
-        seeds: Seeds | None = None,
         net_class: type[NCENet] = NCENet,
         extra_callbacks: list | None = None,
         max_epochs: int | None = None,
         batch_size: int | None = None,
-        new_net: bool = False,
         validation: bool | None = None,
         **net_kwargs,
     ) -> NCENet:
@@ -647,11 +704,11 @@ class BaseNCE(BaseEstimator):
         ----------
         dataset : SampledDataset or a dataset with the same interface
         build : callable
-            ``build(device) -> (module, criterion)``, called under seeded initialisation.
-        partial : bool, default=False
-            One pass over ``dataset`` without validation (``partial_fit``).
-        seeds : Seeds or None, default=None
-            The random streams of a new net (drawn from ``random_state`` when None).
+            ``build() -> (module, criterion)`` of a new net, called under seeded
+            initialisation.
+        plan : FitPlan
+            Whether the call is a ``partial_fit`` (one pass over ``dataset`` without
+            validation) and continues the fitted net; a new net's seeds and device.
         net_class : type, default=NCENet
         extra_callbacks : list of (str, Callback) or None, default=None
             sknce callbacks of this estimator, placed before the user's.
@@ -659,8 +716,6 @@ class BaseNCE(BaseEstimator):
             The values of this fit when they depend on the data (an ``"auto"``
             parameter resolved by the estimator); ``None``: the parameters. A
             continued fit keeps the net's batch size.
-        new_net : bool, default=False
-            Build a new net even where the fit would continue the fitted one.
         validation : bool or None, default=None
             Whether a new net holds out validation examples; ``None``:
             ``early_stopping`` where the data allow it (not for ``partial``).
@@ -669,8 +724,9 @@ class BaseNCE(BaseEstimator):
         """
         max_epochs = self.max_epochs if max_epochs is None else max_epochs
         batch_size = self.batch_size if batch_size is None else batch_size
+        partial, seeds, device = plan.partial, plan.seeds, plan.device
         restore = None
-        if self._continues(partial) and not new_net:
+        if plan.continues:
             net = self.net_
             restore = net.snapshot()
             net.set_params(
@@ -678,8 +734,6 @@ class BaseNCE(BaseEstimator):
             )
             continue_with_params(self, net, "partial_fit" if partial else "fit")
         else:
-            seeds = seeds or self._new_seeds()
-            device = self._resolve_device()
             if self.accelerator is not None:
                 from sknce._distributed import data_parallel_class, require_accelerate
 
@@ -687,7 +741,7 @@ class BaseNCE(BaseEstimator):
                 net_class = data_parallel_class(net_class)
                 net_kwargs = {**net_kwargs, "accelerator": self.accelerator}
             with seeded_init(seeds):
-                module, criterion = build(device)
+                module, criterion = build()
             if validation is None:
                 validation = self.early_stopping and not partial and self._can_validate(dataset)
             callbacks = self._callbacks(validation, extra_callbacks or [])
@@ -831,6 +885,13 @@ class BaseNCE(BaseEstimator):
         step = batch_size or max(self.net_.batch_size, 1024)
         for start in range(0, n_samples, step):
             yield slice(start, min(start + step, n_samples))
+
+
+def _counts_only(constraints: list) -> bool:
+    """Whether a parameter's constraints take integers (an ``Interval`` of ``Integral``)
+    and no boolean."""
+    integral = any(isinstance(c, Interval) and issubclass(c.type, Integral) for c in constraints)
+    return integral and "boolean" not in constraints
 
 
 #: Constraint of ``encoder``, declared by the estimators that accept one.

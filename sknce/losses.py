@@ -252,54 +252,51 @@ def one_vs_all_nce(
 ) -> torch.Tensor:
     r"""Sampled one-vs-all logistic loss: every label a binary model :math:`\sigma(s(x, y))`.
 
-        The one-vs-all loss of a row :math:`x` with positive labels :math:`P` (fastText's
-        ``loss="ova"``, scikit-learn's ``OneVsRestClassifier(LogisticRegression())``),
+    The one-vs-all loss of a row :math:`x` with positive labels :math:`P` (fastText's
+    ``loss="ova"``, scikit-learn's ``OneVsRestClassifier(LogisticRegression())``),
 
-        .. math::
+    .. math::
 
-            \ell(x, P) = \sum_{p \in P} \operatorname{softplus}(-s(x, p))
-                + \sum_{y
-    otin P} \operatorname{softplus}(s(x, y)),
+        \ell(x, P) = \sum_{p \in P} \operatorname{softplus}(-s(x, p))
+            + \sum_{y \notin P} \operatorname{softplus}(s(x, y)),
 
-        costs a pass over every label. Here each example is one positive :math:`p` and
-        ``K`` labels :math:`y_k` drawn from :math:`p_N`, those in :math:`P` masked
-        (``-inf`` scores); the importance-weighted sum
+    costs a pass over every label. Here each example is one positive :math:`p` and
+    ``K`` labels :math:`y_k` drawn from :math:`p_N`, those in :math:`P` masked
+    (``-inf`` scores); the importance-weighted sum
 
-        .. math::
+    .. math::
 
-            \operatorname{softplus}(-s(x, p))
-                + rac{w}{K} \sum_{k=1}^{K} [y_k
-    otin P]\,
-                  rac{\operatorname{softplus}(s(x, y_k))}{p_N(y_k)}
+        \operatorname{softplus}(-s(x, p))
+            + \frac{w}{K} \sum_{k=1}^{K} [y_k \notin P]\,
+              \frac{\operatorname{softplus}(s(x, y_k))}{p_N(y_k)}
 
-        is unbiased for :math:`\operatorname{softplus}(-s(x, p)) + w \sum_{y
-    otin P}
-        \operatorname{softplus}(s(x, y))`: with :math:`w = 1/|P|` (the sampler's
-        ``neg_weights``) the examples of a row sum to an unbiased estimate of
-        :math:`\ell(x, P)`, so :math:`\sigma(s(x, y))` estimates :math:`p(y \in P \mid x)`.
+    is unbiased for :math:`\operatorname{softplus}(-s(x, p)) + w \sum_{y \notin P}
+    \operatorname{softplus}(s(x, y))`: with :math:`w = 1/|P|` (the sampler's
+    ``neg_weights``) the examples of a row sum to an unbiased estimate of
+    :math:`\ell(x, P)`, so :math:`\sigma(s(x, y))` estimates :math:`p(y \in P \mid x)`.
 
-        Parameters
-        ----------
-        pos_scores : Tensor of shape (batch,)
-            Scores :math:`s(x, p)` of the positives.
-        neg_scores : Tensor of shape (batch, K)
-            Scores of the sampled labels; ``-inf`` marks a masked one (another positive
-            of the row).
-        neg_log_noise : Tensor of shape (batch, K)
-            :math:`\log p_N(y_k)` of the sampled labels.
-        neg_weights : Tensor of shape (batch, K) or None, default=None
-            The weight :math:`w` of each negative's term, before the importance weight
-            :math:`1 / (K p_N(y_k))`; ``None`` means 1.
-        sample_weight : Tensor of shape (batch,) or None, default=None
-            A weight multiplying each example's loss before the reduction (``None``
-            means 1); the ``"mean"`` divides the weighted sum by the batch size.
-        reduction : {"mean", "sum", "none"}, default="mean"
-            How the per-example losses are combined: their mean, their sum, or none
-            (a tensor of shape (batch,)).
+    Parameters
+    ----------
+    pos_scores : Tensor of shape (batch,)
+        Scores :math:`s(x, p)` of the positives.
+    neg_scores : Tensor of shape (batch, K)
+        Scores of the sampled labels; ``-inf`` marks a masked one (another positive
+        of the row).
+    neg_log_noise : Tensor of shape (batch, K)
+        :math:`\log p_N(y_k)` of the sampled labels.
+    neg_weights : Tensor of shape (batch, K) or None, default=None
+        The weight :math:`w` of each negative's term, before the importance weight
+        :math:`1 / (K p_N(y_k))`; ``None`` means 1.
+    sample_weight : Tensor of shape (batch,) or None, default=None
+        A weight multiplying each example's loss before the reduction (``None``
+        means 1); the ``"mean"`` divides the weighted sum by the batch size.
+    reduction : {"mean", "sum", "none"}, default="mean"
+        How the per-example losses are combined: their mean, their sum, or none
+        (a tensor of shape (batch,)).
 
-        Returns
-        -------
-        Tensor
+    Returns
+    -------
+    Tensor
     """
     _check_pos_neg(pos_scores, neg_scores)
     importance = torch.exp(-neg_log_noise) / neg_scores.shape[1]

@@ -13,7 +13,40 @@ import torch
 __all__ = ["LazyAdam", "RowAdagrad"]
 
 
-class LazyAdam(torch.optim.Optimizer):
+class _ParameterwiseOptimizer(torch.optim.Optimizer):
+    """An optimizer whose step updates each parameter with a gradient on its own
+    (:meth:`_update`)."""
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        """Perform one update of every parameter that has a gradient.
+
+        Parameters
+        ----------
+        closure : callable or None, default=None
+            Re-evaluates the model and returns the loss, as in torch's optimisers.
+
+        Returns
+        -------
+        Tensor or None
+            The loss ``closure`` returned, or ``None`` without a closure.
+        """
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    self._update(p, p.grad, group)
+        return loss
+
+    def _update(self, p: torch.Tensor, grad: torch.Tensor, group: dict) -> None:
+        """Update ``p`` from ``grad`` with ``group``'s options."""
+        raise NotImplementedError
+
+
+class LazyAdam(_ParameterwiseOptimizer):
     """Adam that updates only the rows present in a sparse gradient.
 
     Dense gradients get the ordinary Adam update (:class:`torch.optim.Adam`'s
@@ -54,63 +87,40 @@ class LazyAdam(torch.optim.Optimizer):
         defaults = {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay}
         super().__init__(params, defaults)
 
-    @torch.no_grad()
-    def step(self, closure=None):
-        """Perform one update of every parameter that has a gradient.
-
-        Parameters
-        ----------
-        closure : callable or None, default=None
-            Re-evaluates the model and returns the loss, as in torch's optimisers.
-
-        Returns
-        -------
-        Tensor or None
-            The loss ``closure`` returned, or ``None`` without a closure.
-        """
-        loss = None
-        if closure is not None:
-            with torch.enable_grad():
-                loss = closure()
-        for group in self.param_groups:
-            beta1, beta2 = group["betas"]
-            lr, eps, decay = group["lr"], group["eps"], group["weight_decay"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                if not state:
-                    state["step"] = 0
-                    state["exp_avg"] = torch.zeros_like(p)
-                    state["exp_avg_sq"] = torch.zeros_like(p)
-                state["step"] += 1
-                m, v = state["exp_avg"], state["exp_avg_sq"]
-                step_size = lr / (1 - beta1 ** state["step"])
-                correction2 = 1 - beta2 ** state["step"]
-                grad = p.grad
-                if grad.is_sparse:
-                    grad = grad.coalesce()
-                    rows, values = grad.indices()[0], grad.values()
-                    if decay:
-                        values = values + decay * p.index_select(0, rows)
-                    m_rows = m.index_select(0, rows).mul_(beta1).add_(values, alpha=1 - beta1)
-                    v_rows = v.index_select(0, rows).mul_(beta2)
-                    v_rows.addcmul_(values, values, value=1 - beta2)
-                    m.index_copy_(0, rows, m_rows)
-                    v.index_copy_(0, rows, v_rows)
-                    denom = (v_rows / correction2).sqrt_().add_(eps)
-                    p.index_add_(0, rows, m_rows.div_(denom).mul_(-step_size))
-                else:
-                    if decay:
-                        grad = grad.add(p, alpha=decay)
-                    m.mul_(beta1).add_(grad, alpha=1 - beta1)
-                    v.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-                    denom = (v / correction2).sqrt_().add_(eps)
-                    p.addcdiv_(m, denom, value=-step_size)
-        return loss
+    def _update(self, p: torch.Tensor, grad: torch.Tensor, group: dict) -> None:
+        beta1, beta2 = group["betas"]
+        lr, eps, decay = group["lr"], group["eps"], group["weight_decay"]
+        state = self.state[p]
+        if not state:
+            state["step"] = 0
+            state["exp_avg"] = torch.zeros_like(p)
+            state["exp_avg_sq"] = torch.zeros_like(p)
+        state["step"] += 1
+        m, v = state["exp_avg"], state["exp_avg_sq"]
+        step_size = lr / (1 - beta1 ** state["step"])
+        correction2 = 1 - beta2 ** state["step"]
+        if grad.is_sparse:
+            grad = grad.coalesce()
+            rows, values = grad.indices()[0], grad.values()
+            if decay:
+                values = values + decay * p.index_select(0, rows)
+            m_rows = m.index_select(0, rows).mul_(beta1).add_(values, alpha=1 - beta1)
+            v_rows = v.index_select(0, rows).mul_(beta2)
+            v_rows.addcmul_(values, values, value=1 - beta2)
+            m.index_copy_(0, rows, m_rows)
+            v.index_copy_(0, rows, v_rows)
+            denom = (v_rows / correction2).sqrt_().add_(eps)
+            p.index_add_(0, rows, m_rows.div_(denom).mul_(-step_size))
+        else:
+            if decay:
+                grad = grad.add(p, alpha=decay)
+            m.mul_(beta1).add_(grad, alpha=1 - beta1)
+            v.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+            denom = (v / correction2).sqrt_().add_(eps)
+            p.addcdiv_(m, denom, value=-step_size)
 
 
-class RowAdagrad(torch.optim.Optimizer):
+class RowAdagrad(_ParameterwiseOptimizer):
     r"""AdaGrad with one accumulator per row of each parameter (row-wise AdaGrad).
 
     Row :math:`r` of a parameter keeps the sum :math:`G_r` of the squared norms of
@@ -147,42 +157,19 @@ class RowAdagrad(torch.optim.Optimizer):
                 rows = p.shape[0] if p.dim() > 1 else 1
                 self.state[p]["sum"] = torch.zeros(rows, dtype=p.dtype, device=p.device)
 
-    @torch.no_grad()
-    def step(self, closure=None):
-        """Perform one update of every parameter that has a gradient.
-
-        Parameters
-        ----------
-        closure : callable or None, default=None
-            Re-evaluates the model and returns the loss, as in torch's optimisers.
-
-        Returns
-        -------
-        Tensor or None
-            The loss ``closure`` returned, or ``None`` without a closure.
-        """
-        loss = None
-        if closure is not None:
-            with torch.enable_grad():
-                loss = closure()
-        for group in self.param_groups:
-            lr, eps = group["lr"], group["eps"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                total = self.state[p]["sum"]
-                grad = p.grad
-                if grad.is_sparse:
-                    grad = grad.coalesce()
-                    rows, values = grad.indices()[0], grad.values()
-                    flat = values.reshape(values.shape[0], -1)
-                    total.index_add_(0, rows, flat.square().sum(dim=1))
-                    scale = total.index_select(0, rows).sqrt_().add_(eps).reciprocal_()
-                    shape = (-1,) + (1,) * (values.dim() - 1)
-                    p.index_add_(0, rows, values * scale.reshape(shape), alpha=-lr)
-                    continue
-                rows = grad.reshape(total.shape[0], -1)
-                total.add_(rows.square().sum(dim=1))
-                scale = total.sqrt().add_(eps).reciprocal_()
-                p.sub_((rows * scale.unsqueeze(1)).reshape(p.shape), alpha=lr)
-        return loss
+    def _update(self, p: torch.Tensor, grad: torch.Tensor, group: dict) -> None:
+        lr, eps = group["lr"], group["eps"]
+        total = self.state[p]["sum"]
+        if grad.is_sparse:
+            grad = grad.coalesce()
+            rows, values = grad.indices()[0], grad.values()
+            flat = values.reshape(values.shape[0], -1)
+            total.index_add_(0, rows, flat.square().sum(dim=1))
+            scale = total.index_select(0, rows).sqrt_().add_(eps).reciprocal_()
+            shape = (-1,) + (1,) * (values.dim() - 1)
+            p.index_add_(0, rows, values * scale.reshape(shape), alpha=-lr)
+            return
+        rows = grad.reshape(total.shape[0], -1)
+        total.add_(rows.square().sum(dim=1))
+        scale = total.sqrt().add_(eps).reciprocal_()
+        p.sub_((rows * scale.unsqueeze(1)).reshape(p.shape), alpha=lr)

@@ -1,10 +1,11 @@
 """One process of the 2-process test (tests/test_distributed.py), run by torchrun.
 
-Every process fits the same estimators (all six, and a streamed fit) on the same data with one
+Every process fits the same estimators (one per entry of the test registry,
+tests/_registry.py, on its kind of data, and a streamed fit) with one
 ``accelerate.Accelerator`` (gloo on the CPU), then writes what it ended with
 (weights, history) to ``OUT/<name>-<rank>.pkl``; process 0 also pickles the
-fitted estimators (``OUT/<name>.estimator.pkl``). The data and settings live
-here so that the test fits the single-process reference on the same. Then every
+fitted estimators (``OUT/<name>.estimator.pkl``). The cases are built here so
+that the test fits the single-process reference on the same data and settings. Then every
 process runs the user guide's ``train.py`` (docs/user_guide/scaling.rst) and
 writes what it printed to ``OUT/guide-<rank>.txt``.
 """
@@ -15,29 +16,30 @@ import contextlib
 import io
 import pickle
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
-
-def classification_data():
-    rng = np.random.default_rng(0)
-    centers = rng.normal(scale=2.5, size=(6, 5))
-    y = rng.integers(0, 6, size=600)
-    return centers[y] + rng.normal(size=(600, 5)), y
-
-
-def counts_data():
-    from sknce.datasets import make_topic_corpus
-
-    corpus = make_topic_corpus(600, n_topics=3, n_words=60, mean_length=40, random_state=0)
-    return corpus.X, corpus.target
+#: Examples of every fit.
+N_SAMPLES = 600
+#: Settings of every fit whose estimator takes them (the registry's own come after).
+SMALL = dict(hidden_layer_sizes=(16,), batch_size=32, random_state=0)
+#: The estimator also fitted on a stream of chunks (its registry entry's settings).
+STREAMED = "DirectNCEEmbedder"
 
 
-def regression_data():
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(600, 3))
-    return X, X @ np.array([1.0, -2.0, 0.5]) + 0.1 * rng.normal(size=600)
+class Case(NamedTuple):
+    """One fit: its name, the estimator's, a factory, the arguments of ``fit``, and the
+    data its quality is measured on."""
+
+    name: str
+    estimator: str
+    make: Callable
+    data: tuple
+    X: object
+    y: object
 
 
 def chunks(X, n_chunks: int = 4) -> list:
@@ -46,45 +48,27 @@ def chunks(X, n_chunks: int = 4) -> list:
     return [X[lo:hi] for lo, hi in zip(bounds, bounds[1:])]
 
 
-def corpus_data():
-    """Two groups of words that never share a document: a planted similarity structure."""
-    rng = np.random.default_rng(0)
-    groups = [[f"a{i}" for i in range(8)], [f"b{i}" for i in range(8)]]
-    return [list(rng.choice(groups[k % 2], size=15)) for k in range(300)]
-
-
-def cases():
-    """(name, estimator factory, data) of each fit: the six estimators and a streamed fit."""
+def cases() -> list[Case]:
+    """A fit of every estimator of the registry on its kind of data, and a streamed fit."""
     from _registry import REGISTRY
 
-    from sknce import (
-        ACEWord2Vec,
-        ConditionalNCEClassifier,
-        ConditionalNCERegressor,
-        DirectNCEEmbedder,
-        LandmarkNCEEmbedder,
-        LatentClassNCEEmbedder,
-    )
+    import sknce
 
-    X, y = classification_data()
-    counts, _ = counts_data()
-    X_reg, y_reg = regression_data()
-    small = dict(hidden_layer_sizes=(16,), batch_size=32, random_state=0)
-
-    def factory(cls, **common):
-        settings = {**common, **REGISTRY[cls.__name__].distributed}
+    def factory(name):
+        cls = getattr(sknce, name)
+        accepted = cls().get_params()
+        common = {key: value for key, value in SMALL.items() if key in accepted}
+        settings = {**common, **REGISTRY[name].distributed}
         return lambda **kw: cls(**settings, **kw)
 
-    return [
-        ("classifier", factory(ConditionalNCEClassifier, **small), (X, y)),
-        ("regressor", factory(ConditionalNCERegressor, **small), (X_reg, y_reg)),
-        ("direct", factory(DirectNCEEmbedder, **small), (counts,)),
-        # early stopping holds out the stream's last chunk
-        ("direct-stream", factory(DirectNCEEmbedder, **small), (chunks(counts),)),
-        ("landmark", factory(LandmarkNCEEmbedder, **small), (counts,)),
-        ("latent", factory(LatentClassNCEEmbedder, **small), (X, y)),
-        ("ace", factory(ACEWord2Vec), (corpus_data(),)),
-    ]
+    found = []
+    for name, entry in REGISTRY.items():
+        X, y = entry.data.make(N_SAMPLES, 0)
+        found.append(Case(name, name, factory(name), entry.args(X, y), X, y))
+        if name == STREAMED:  # early stopping holds out the stream's last chunk
+            stream = (chunks(X), *entry.args(X, y)[1:])
+            found.append(Case(f"{name}-stream", name, factory(name), stream, X, y))
+    return found
 
 
 #: The user guide page whose multi-process script this launch also runs.
@@ -105,7 +89,7 @@ def main(out: Path) -> None:
     torch.set_num_threads(1)
     accelerator = Accelerator(cpu=True)
     rank = accelerator.process_index
-    for name, make, data in cases():
+    for name, _, make, data, _, _ in cases():
         estimator = make(accelerator=accelerator).fit(*data)
         state = {
             "n_processes": accelerator.num_processes,

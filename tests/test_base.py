@@ -13,7 +13,7 @@ from skorch.callbacks import Callback
 
 from sknce._base import BaseNCE, common_params
 from sknce._callbacks import ChanceAwareEarlyStopping
-from sknce._compat import _fit_context, check_is_fitted, validate_data
+from sknce._compat import check_is_fitted, validate_data
 from sknce._data import Batch, SampledDataset, as_csr_or_dense, rows_to_tensor
 from sknce._engine import NCENet, prefetched, resolve_device
 from sknce._random import Seeds, seeded_init, torch_generator
@@ -87,20 +87,24 @@ class ToyNCEClassifier(BaseNCE):
     ):
         super().__init__(**common_params(locals()))
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
-        with self._fitting():
-            X, y = validate_data(self, X, y, accept_sparse="csr")
-            self._check_training_params()
-            self.classes_, y_enc = np.unique(y, return_inverse=True)
-            n_classes = len(self.classes_)
-            sampler = _ToySampler(as_csr_or_dense(X), y_enc, n_classes)
+    # the hooks of the fit skeleton
+    def _validate_fit_data(self, X, y, *, reset, partial):
+        return validate_data(self, X, y, accept_sparse="csr", reset=reset)
 
-            def build(device):
-                return _ToyScorer(X.shape[1], n_classes), RankingNCELoss()
+    def _start_fit(self, data, seeds):
+        self.classes_ = np.unique(data[1])
+        return data
 
-            self._train(SampledDataset(sampler), build)
-        return self
+    def _make_dataset(self, data, device):
+        X, y = data
+        y_enc = np.searchsorted(self.classes_, y)
+        return SampledDataset(_ToySampler(as_csr_or_dense(X), y_enc, len(self.classes_)))
+
+    def _make_module(self, data, seeds):
+        return _ToyScorer(self.n_features_in_, len(self.classes_))
+
+    def _make_objective(self):
+        return RankingNCELoss()
 
     def predict(self, X):
         check_is_fitted(self)
@@ -280,6 +284,46 @@ def test_early_stopping_without_training_examples_left_warns_and_trains_on_all()
 def test_net_class_is_nce_net(blobs):
     X, y = blobs
     assert isinstance(ToyNCEClassifier(max_epochs=1).fit(X, y).net_, NCENet)
+
+
+def test_an_estimator_on_the_base_takes_sample_weight_as_scikit_learn_sees_it(blobs):
+    """The base's fit declares sample_weight: a new estimator weighs without a wrapper."""
+    from sklearn.utils.validation import has_fit_parameter
+
+    X, y = blobs
+    assert has_fit_parameter(ToyNCEClassifier(), "sample_weight")
+    plain = ToyNCEClassifier(random_state=0, max_epochs=2).fit(X, y)
+    weights = np.where(y == 0, 5.0, 1.0)
+    weighted = ToyNCEClassifier(random_state=0, max_epochs=2).fit(X, y, sample_weight=weights)
+    assert not _same_weights(plain, weighted)
+    uniform = ToyNCEClassifier(random_state=0, max_epochs=2).fit(X, y, sample_weight=3 * y**0)
+    assert _same_weights(plain, uniform)  # equal weights are the unweighted objective
+
+
+def test_the_skeleton_decides_continuation_seeds_and_device_once_per_fit(blobs, monkeypatch):
+    X, y = blobs
+    calls = {"_continues": 0, "_new_seeds": 0, "_resolve_device": 0}
+    for name in calls:
+        original = getattr(BaseNCE, name)
+
+        def counted(self, *args, _original=original, _name=name):
+            calls[_name] += 1
+            return _original(self, *args)
+
+        monkeypatch.setattr(BaseNCE, name, counted)
+    estimator = ToyNCEClassifier(random_state=0, max_epochs=1).fit(X, y)
+    assert calls == {"_continues": 1, "_new_seeds": 1, "_resolve_device": 1}
+    estimator.partial_fit(X, y)  # continues: the net's seeds and device
+    assert calls == {"_continues": 2, "_new_seeds": 1, "_resolve_device": 1}
+
+
+@pytest.mark.parametrize("param", ["max_epochs", "batch_size", "patience"])
+def test_a_count_given_as_a_bool_is_a_clear_error(blobs, param):
+    X, y = blobs
+    estimator = ToyNCEClassifier(**{param: True})
+    with pytest.raises(TypeError, match=f"{param} must be an int, got True"):
+        estimator.fit(X, y)
+    assert not hasattr(estimator, "net_")
 
 
 @pytest.mark.parametrize(

@@ -1,9 +1,8 @@
 """scikit-learn's common checks and round trips over every public sknce estimator.
 
 The one registry of the suite (``tests/_registry.py``) lists each estimator with fast
-test settings and the kind of data it takes; ``EXPECTED_FAILED_CHECKS`` lists, per estimator, the
-common checks that cannot pass and why (each reason also stands in the
-estimator's docstring).
+test settings, the kind of data it takes and the common checks it cannot pass, with
+the reason (each reason also stands in the estimator's docstring).
 """
 
 from __future__ import annotations
@@ -13,8 +12,9 @@ import pickle
 
 import numpy as np
 import pytest
-from _registry import REGISTRY
-from sklearn.base import clone, is_classifier, is_regressor
+import scipy.sparse as sp
+from _registry import REGISTRY, DataKind
+from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import Pipeline
@@ -47,45 +47,6 @@ MIXED_FEATURE_NAMES = pytest.mark.filterwarnings(
 )
 
 
-# --- checks that cannot pass, with the reason (also stated in the docstring) ------
-_WEIGHTS_NOT_REPEATS = {
-    check: "a weight scales an example's loss in each stochastic batch; repeating the "
-    "example changes the batches and the negatives drawn, so the two fits differ (the "
-    "weighted objectives are tested against brute force in tests/test_losses_sample_weight.py)"
-    for check in (
-        "check_sample_weight_equivalence_on_dense_data",
-        "check_sample_weight_equivalence_on_sparse_data",
-    )
-}
-EXPECTED_FAILED_CHECKS: dict[str, dict[str, str]] = {
-    "LandmarkNCEEmbedder": _WEIGHTS_NOT_REPEATS,
-    "DirectNCEEmbedder": _WEIGHTS_NOT_REPEATS,
-    "ACEWord2Vec": {},
-    "ConditionalNCEClassifier": _WEIGHTS_NOT_REPEATS,
-    "ConditionalNCERegressor": {
-        **{
-            check: "score_samples(X, y) is the log-density of y given X; the check calls "
-            "score_samples(X) (predict passes it; batch invariance is tested in "
-            "tests/conditional)"
-            for check in (
-                "check_methods_sample_order_invariance",
-                "check_methods_subset_invariance",
-                # run by scikit-learn with SCIPY_ARRAY_API=1 (.ci/test sets it)
-                "check_array_api_input",
-            )
-        },
-        **{
-            check: reason + "; and the base density's leave-one-out choice of the ridge "
-            "penalty leaves an example out with its whole weight, not one repeat "
-            "(tests/conditional/test_regressor_weights.py checks the weighted base by "
-            "brute force)"
-            for check, reason in _WEIGHTS_NOT_REPEATS.items()
-        },
-    },
-    "LatentClassNCEEmbedder": _WEIGHTS_NOT_REPEATS,
-}
-
-
 def _available() -> dict[str, type]:
     """The registered estimators whose family module is importable."""
     found = {}
@@ -113,7 +74,7 @@ def _instances():
 
 
 def _expected_failed(estimator) -> dict[str, str]:
-    return EXPECTED_FAILED_CHECKS.get(type(estimator).__name__, {})
+    return REGISTRY[type(estimator).__name__].expected_failed_checks
 
 
 def test_every_public_estimator_is_registered_and_importable():
@@ -131,26 +92,15 @@ def test_sklearn_compatible_estimator(estimator, check):
 
 
 # --- round trips on each estimator's own kind of data -----------------------------
-def _data(kind: str, seed: int = 0):
-    rng = np.random.default_rng(seed)
-    if kind == "counts":
-        topics = rng.dirichlet(np.full(30, 0.1), size=3)
-        y = rng.integers(0, 3, size=60)
-        X = np.vstack([rng.multinomial(30, topics[c]) for c in y]).astype(np.float64)
-        return X, y
-    if kind == "tokens":
-        vocab = [[f"a{i}" for i in range(6)], [f"b{i}" for i in range(6)]]
-        y = rng.integers(0, 2, size=40)
-        docs = [list(rng.choice(vocab[c], size=12)) for c in y]
-        return docs, y
-    if kind in ("classification", "groups"):
-        centers = rng.normal(scale=3, size=(3, 5))
-        y = rng.integers(0, 3, size=90)
-        return centers[y] + rng.normal(size=(90, 5)), y
-    if kind == "regression":
-        X = rng.normal(size=(80, 3))
-        return X, X @ np.array([1.0, -2.0, 0.5]) + 0.1 * rng.normal(size=80)
-    raise ValueError(kind)
+#: Examples of the round trips' data (and of the other tests that take it from here).
+N_SAMPLES = 80
+
+
+def _data(kind: DataKind, seed: int = 0):
+    """``N_SAMPLES`` examples of ``kind``; a sparse ``X`` as a dense array (the sparse
+    form is what the streaming, distributed and property tests fit)."""
+    X, y = kind.make(N_SAMPLES, seed)
+    return (X.toarray() if sp.issparse(X) else X), y
 
 
 def _fit(estimator, entry):
@@ -159,9 +109,8 @@ def _fit(estimator, entry):
 
 
 def _output(estimator, X):
-    if hasattr(estimator, "transform"):
-        return estimator.transform(X)
-    return estimator.predict(X)
+    """The output of ``estimator`` that the round trips compare (its registry entry's)."""
+    return REGISTRY[type(estimator).__name__].output_of(estimator, X)
 
 
 @TINY_FITS
@@ -191,16 +140,16 @@ def test_grid_search_round_trip(name):
     entry = REGISTRY[name]
     estimator = ESTIMATORS[name](**entry.params)
     X, y = _data(entry.data)
-    if is_classifier(estimator) or is_regressor(estimator):
-        search = GridSearchCV(estimator, entry.grid, cv=2)
-    else:
+    if entry.task == "transformer":  # searched through a linear probe of the labels
         pipe = Pipeline([("embed", estimator), ("clf", LogisticRegression(max_iter=200))])
         grid = {f"embed__{key}": values for key, values in entry.grid.items()}
-        search = GridSearchCV(pipe, grid, cv=2)
-    search.fit(X, y)
+        search = GridSearchCV(pipe, grid, cv=2).fit(X, y)
+    else:  # by its own score
+        search = GridSearchCV(estimator, entry.grid, cv=2).fit(*entry.args(X, y))
     assert search.best_params_
     assert np.isfinite(search.best_score_)
-    assert len(search.predict(X)) == len(y)
+    if hasattr(search, "predict"):
+        assert len(search.predict(X)) == len(y)
 
 
 @TINY_FITS
@@ -210,8 +159,8 @@ def test_grid_search_round_trip(name):
 def test_set_output_pandas(name):
     pytest.importorskip("pandas")
     entry = REGISTRY[name]
-    if entry.data == "tokens":
-        pytest.skip("token-list input has no column names; covered in tests/words")
+    if not entry.data.array:
+        pytest.skip(f"{entry.data.name} input has no column names")
     estimator = ESTIMATORS[name](**entry.params)
     check_set_output_transform(name, estimator)
     check_set_output_transform_pandas(name, estimator)

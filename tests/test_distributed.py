@@ -1,11 +1,11 @@
 """Data-parallel training (``accelerator=``) and distributed grid search.
 
-* Two CPU processes launched by ``torchrun`` (gloo) fit all six estimators and a
-  streamed fit (tests/distributed_worker.py): every process ends with the same
-  model and the same merged history, of the quality of a single-process fit on
-  the same data.
-* A one-process ``Accelerator`` trains exactly as no accelerator, on all six
-  estimators; bf16 mixed precision trains the five array estimators; a missing
+* Two CPU processes launched by ``torchrun`` (gloo) fit every estimator of the test
+  registry and a streamed fit (tests/distributed_worker.py): every process ends with
+  the same model and the same merged history, of the quality of a single-process fit
+  on the same data (as the registry entry judges it).
+* A one-process ``Accelerator`` trains exactly as no accelerator, on every
+  estimator; bf16 mixed precision trains those the registry judges; a missing
   ``accelerate`` is an ImportError naming the extra.
 * ``GridSearchCV`` under joblib's dask backend on a ``LocalCluster`` (threads, and
   worker processes to which the estimators are pickled) gives the results of the
@@ -26,8 +26,7 @@ import numpy as np
 import pytest
 import torch
 from sklearn.base import clone
-from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import GridSearchCV, cross_val_score
+from sklearn.model_selection import GridSearchCV
 from test_common import ESTIMATORS, REGISTRY, _data
 
 INSTALL = 'in the clone: pip install ".[distributed]"'
@@ -63,7 +62,11 @@ def _states(out: Path, name: str) -> list[dict]:
     return [pickle.loads((out / f"{name}-{rank}.pkl").read_bytes()) for rank in (0, 1)]
 
 
-@pytest.mark.parametrize("name", [case[0] for case in worker.cases()])
+CASES = {case.name: case for case in worker.cases()}
+STREAM = f"{worker.STREAMED}-stream"
+
+
+@pytest.mark.parametrize("name", list(CASES))
 def test_both_processes_end_with_the_same_model_and_history(two_processes, name):
     first, second = _states(two_processes, name)
     assert first["n_processes"] == second["n_processes"] == 2
@@ -75,8 +78,8 @@ def test_both_processes_end_with_the_same_model_and_history(two_processes, name)
 
 
 def test_the_merged_history_holds_the_batches_of_both_processes(two_processes):
-    first, _ = _states(two_processes, "classifier")
-    n_examples = len(worker.classification_data()[1])
+    first, _ = _states(two_processes, "ConditionalNCEClassifier")
+    n_examples = len(CASES["ConditionalNCEClassifier"].y)
     n_train = n_examples - int(np.ceil(0.1 * n_examples))  # early stopping holds out 10%
     padded = int(np.ceil(n_train / 2)) * 2  # each process takes ceil(n / 2) examples
     for batches in first["batches"]:
@@ -85,8 +88,8 @@ def test_the_merged_history_holds_the_batches_of_both_processes(two_processes):
 
 
 def test_a_stream_is_sharded_chunk_by_chunk_and_holds_out_its_last_chunk(two_processes):
-    first, _ = _states(two_processes, "direct-stream")
-    sizes = [chunk.shape[0] for chunk in worker.chunks(worker.counts_data()[0])]
+    first, _ = _states(two_processes, STREAM)
+    sizes = [chunk.shape[0] for chunk in worker.chunks(CASES[STREAM].X)]
     padded = sum(int(np.ceil(n / 2)) * 2 for n in sizes[:-1])  # each chunk is sharded
     for batches in first["batches"]:
         assert sum(b.get("train_batch_size", 0) for b in batches) == padded
@@ -100,39 +103,15 @@ def test_the_user_guides_script_trains_on_two_processes(two_processes):
 
 
 def _single_process(name):
-    return next((make(), data) for case, make, data in worker.cases() if case == name)
+    case = CASES[name]
+    return case.make(), case.data
 
 
-def _probe_accuracy(embedder, X, y) -> float:
-    """Cross-validated accuracy of a linear probe on the embedding."""
-    probe = LogisticRegression(max_iter=500)
-    return float(cross_val_score(probe, embedder.transform(X), y, cv=3).mean())
+#: The fits whose estimator's registry entry says how to judge its quality.
+JUDGED = [name for name, case in CASES.items() if REGISTRY[case.estimator].quality]
 
 
-#: How each fit's quality is measured (higher is better) on the data it was fitted to,
-#: and the level both fits must pass (far from chance).
-QUALITY = {
-    "classifier": (lambda est, X, y: est.score(X, y), 0.9),  # accuracy (chance 1/6)
-    "regressor": (lambda est, X, y: est.score(X, y), 0.9),  # R^2
-    # minus the contrastive loss on fixed fresh pairs (chance: -log 2 = -0.693)
-    "direct": (lambda est, X, y: est.score(X), -0.66),
-    "direct-stream": (lambda est, X, y: est.score(X), -0.66),
-    "landmark": (lambda est, X, y: est.score(X), -0.66),
-    "latent": (_probe_accuracy, 0.9),  # linear probe on the embedding (chance 1/6)
-}
-
-#: Reference data of each fit (the streamed fit is measured on the rows of its chunks).
-_DATA = {
-    "classifier": worker.classification_data,
-    "regressor": worker.regression_data,
-    "direct": worker.counts_data,
-    "direct-stream": worker.counts_data,
-    "landmark": worker.counts_data,
-    "latent": worker.classification_data,
-}
-
-
-@pytest.mark.parametrize("name", list(QUALITY))
+@pytest.mark.parametrize("name", JUDGED)
 def test_two_processes_match_one_process_with_the_same_global_batch(two_processes, name):
     """Two processes of ``batch_size`` b take the steps of one process of batch 2b.
 
@@ -142,12 +121,8 @@ def test_two_processes_match_one_process_with_the_same_global_batch(two_processe
     """
     single, data = _single_process(name)
     single.set_params(batch_size=2 * single.batch_size).fit(*data)
-    parallel = _load(two_processes, name)
-    X, y = _DATA[name]()
-    quality, floor = QUALITY[name]
-    reached, reference = quality(parallel, X, y), quality(single, X, y)
-    assert reached >= reference - 0.03, (reached, reference)
-    assert min(reached, reference) > floor
+    case = CASES[name]
+    REGISTRY[case.estimator].assert_as_good(_load(two_processes, name), single, case.X, case.y)
 
 
 def _load(out: Path, name: str):
@@ -155,17 +130,17 @@ def _load(out: Path, name: str):
 
 
 def test_two_processes_classify_as_well_as_one(two_processes):
-    single, (X, y) = _single_process("classifier")
+    single, (X, y) = _single_process("ConditionalNCEClassifier")
     single.fit(X, y)
-    parallel = _load(two_processes, "classifier")  # pickled in process 0, used here
+    parallel = _load(two_processes, "ConditionalNCEClassifier")  # pickled in process 0, used here
     assert parallel.score(X, y) >= single.score(X, y) - 0.05
     assert parallel.score(X, y) > 0.85
 
 
 def test_two_processes_embed_documents_as_well_as_one(two_processes):
-    single, (X,) = _single_process("direct")
+    single, (X,) = _single_process("DirectNCEEmbedder")
     single.fit(X)
-    parallel = _load(two_processes, "direct")
+    parallel = _load(two_processes, "DirectNCEEmbedder")
     # score: minus the contrastive loss on fixed fresh pairs (chance: log 2 = 0.693)
     assert parallel.score(X) >= single.score(X) - 0.05
     assert parallel.score(X) > -0.65
@@ -184,9 +159,9 @@ def _planted_margin(model) -> float:
 
 
 def test_two_processes_of_local_sgd_learn_word_vectors_as_one(two_processes):
-    single, (docs,) = _single_process("ace")
+    single, (docs,) = _single_process("ACEWord2Vec")
     single.fit(docs)
-    parallel = _load(two_processes, "ace")
+    parallel = _load(two_processes, "ACEWord2Vec")
     assert _planted_margin(parallel) > 0.5
     assert _planted_margin(parallel) >= _planted_margin(single) - 0.2
 
@@ -227,20 +202,16 @@ def test_a_one_process_accelerator_trains_as_no_accelerator(name, accelerator_fa
     assert _fit(accelerated, name).n_iter_ == 2 * plain.n_iter_
 
 
-@pytest.mark.parametrize("name", list(QUALITY))
+@pytest.mark.parametrize("name", JUDGED)
 def test_bf16_mixed_precision_trains_in_bf16(name, accelerator_factory):
     """bf16 autocast (on CPUs too) changes the fit but not its quality (within 0.03)."""
-    make, data = next((make, data) for case, make, data in worker.cases() if case == name)
-    full = make().fit(*data)
-    mixed = make(accelerator=accelerator_factory(mixed_precision="bf16")).fit(*data)
+    case = CASES[name]
+    full = case.make().fit(*case.data)
+    mixed = case.make(accelerator=accelerator_factory(mixed_precision="bf16")).fit(*case.data)
     weights = list(mixed.net_.module_.parameters())
     assert all(w.dtype == torch.float32 for w in weights)  # master weights stay float32
     assert not all(torch.equal(a, b) for a, b in zip(full.net_.module_.parameters(), weights))
-    quality, floor = QUALITY[name]
-    X, y = _DATA[name]()
-    reached, reference = quality(mixed, X, y), quality(full, X, y)
-    assert reached >= reference - 0.03, (reached, reference)
-    assert reached > floor
+    REGISTRY[case.estimator].assert_as_good(mixed, full, case.X, case.y)
 
 
 def test_ace_ignores_mixed_precision(accelerator_factory):

@@ -59,10 +59,7 @@ def _fit_counting(name, batch_size, counts):
     estimator = ESTIMATORS[name](**{**params, "batch_size": batch_size, "max_epochs": 2})
     X, y = _data(REGISTRY[name].data)
     counts.clear()
-    if REGISTRY[name].data in ("counts", "tokens"):
-        estimator.fit(X)
-    else:
-        estimator.fit(X, y)
+    REGISTRY[name].fit(estimator, X, y)
     steps = sum(len(row["batches"]) for row in estimator.net_.history)
     return dict(counts), steps, estimator
 
@@ -134,7 +131,7 @@ def test_to_device_keeps_a_cpu_tensor_and_wraps_an_array():
     assert wrapped.data_ptr() == tensor.data_ptr()  # no copy on the CPU
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.cuda
 def test_to_device_copies_to_the_gpu_from_page_locked_memory():
     from sknce._data import csr_to_tensor, to_device
 

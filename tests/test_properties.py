@@ -137,33 +137,27 @@ def _finite(value) -> bool:
 
 
 # --- estimators: tiny settings and valid data -------------------------------------------
-TINY = {name: entry.tiny for name, entry in REGISTRY.items()}
 COMMON = dict(max_epochs=1, batch_size=8, early_stopping=False, random_state=0)
-KIND = {name: entry.data for name, entry in REGISTRY.items()}
-ARRAY = [name for name in ESTIMATORS if KIND[name] != "tokens"]
+#: The estimators of 2-D array input (the bad-X tests change its entries and shape).
+ARRAY = [name for name in ESTIMATORS if REGISTRY[name].data.array]
+#: Those whose fit takes targets (the bad-y tests).
+TARGETED = [name for name in ARRAY if REGISTRY[name].takes_y]
+#: Examples of the valid data.
+N_SAMPLES = 24
 
 
 def _make(name, **params):
     cls = ESTIMATORS[name]
     known = cls().get_params()
-    merged = {**COMMON, **TINY[name], **params}
+    merged = {**COMMON, **REGISTRY[name].tiny, **params}
     return cls(**{k: v for k, v in merged.items() if k in known})
 
 
-def _valid(kind: str, seed: int = 0):
-    """Small valid training data of an estimator kind: ``(X, y)``."""
-    rng = np.random.default_rng(seed)
-    if kind == "counts":
-        X = rng.integers(0, 4, size=(12, 6)).astype(np.float64)
-        X[:, 0] += 2  # every document has two tokens or more
-        return X, None
-    if kind == "tokens":
-        words = [f"w{i}" for i in range(5)]
-        return [list(rng.choice(words, size=6)) for _ in range(8)], None
-    X = rng.normal(size=(12, 3))
-    if kind == "regression":
-        return X, X @ np.array([1.0, -1.0, 0.5])
-    return X, np.arange(12) % 3
+def _valid(name: str, seed: int = 0, sparse: bool = False):
+    """Small valid training data of an estimator: ``(X, y)``, a sparse X dense unless
+    ``sparse`` (the mutations change a dense array)."""
+    X, y = REGISTRY[name].data.make(N_SAMPLES, seed)
+    return (X.toarray() if sp.issparse(X) and not sparse else X), y
 
 
 def _fit(estimator, name, X, y):
@@ -178,7 +172,7 @@ def _fitted(name):
     if name not in _FITTED:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            _FITTED[name] = _fit(_make(name), name, *_valid(KIND[name]))
+            _FITTED[name] = _fit(_make(name), name, *_valid(name))
     return copy.deepcopy(_FITTED[name])
 
 
@@ -332,7 +326,7 @@ def _mutate_X(X, y, mutation: str, data):
 @pytest.mark.parametrize("mutation", X_MUTATIONS)
 @pytest.mark.parametrize("name", ARRAY)
 def test_fit_on_bad_X(name, mutation, data):
-    X, y = _mutate_X(*_valid(KIND[name]), mutation, data)
+    X, y = _mutate_X(*_valid(name), mutation, data)
     refit = data.draw(st.booleans(), label="refit")
     estimator = _fitted(name) if refit else _make(name)
     if refit:
@@ -409,9 +403,9 @@ def _mutate_y(y, mutation: str, data):
 @CASES
 @given(data=st.data())
 @pytest.mark.parametrize("mutation", Y_MUTATIONS)
-@pytest.mark.parametrize("name", [n for n in ARRAY if KIND[n] != "counts"])
+@pytest.mark.parametrize("name", TARGETED)
 def test_fit_on_bad_y(name, mutation, data):
-    X, y = _valid(KIND[name])
+    X, y = _valid(name)
     y = _mutate_y(y, mutation, data)
     refit = data.draw(st.booleans(), label="refit")
     estimator = _fitted(name) if refit else _make(name)
@@ -480,7 +474,7 @@ def test_parameters_out_of_range(name, data):
         isinstance(value, (int, float)) and not isinstance(value, bool) and value > 64
     ):
         return  # valid, only slow
-    X, y = _valid(KIND[name])
+    X, y = _valid(name)
     estimator = _make(name).set_params(**{param: value})
     _fit_case(
         f"parameter {param}",
@@ -499,10 +493,11 @@ def _inference_methods(name) -> list[str]:
 
 
 def _call(estimator, method, X, y):
-    if method in ("score", "score_samples") and y is not None:
+    takes_y = REGISTRY[type(estimator).__name__].takes_y
+    if method in ("score", "score_samples") and takes_y and y is not None:
         return getattr(estimator, method)(X, y)
-    if method == "score":
-        return estimator.score(X)
+    if method in ("score", "score_samples"):
+        return getattr(estimator, method)(X)
     if method == "predict_topk":
         return estimator.predict_topk(X, 2)
     return getattr(estimator, method)(X)
@@ -540,7 +535,7 @@ def _check_inference(estimator, method, X, result, caught=()) -> str | None:
 @pytest.mark.parametrize("name", ARRAY)
 def test_inference_on_bad_X(name, mutation, data):
     estimator = _fitted(name)
-    X, y = _valid(KIND[name], seed=1)
+    X, y = _valid(name, seed=1)
     if mutation == "other_n_features":
         X = np.hstack([X, X[:, :1]])
     else:
@@ -558,10 +553,10 @@ def test_inference_on_bad_X(name, mutation, data):
 @CASES
 @given(data=st.data())
 @pytest.mark.parametrize("mutation", Y_MUTATIONS)
-@pytest.mark.parametrize("name", [n for n in ARRAY if KIND[n] != "counts"])
+@pytest.mark.parametrize("name", TARGETED)
 def test_scoring_with_bad_y(name, mutation, data):
     estimator = _fitted(name)
-    X, y = _valid(KIND[name], seed=1)
+    X, y = _valid(name, seed=1)
     y = _mutate_y(y, mutation, data)
     method = data.draw(
         st.sampled_from([m for m in ("score", "score_samples") if hasattr(estimator, m)])
@@ -580,19 +575,19 @@ def test_scoring_with_bad_y(name, mutation, data):
 def test_partial_fit_sequences(name, data):
     """Valid and bad chunks in any order: each failed call leaves the estimator as it was."""
     estimator = _make(name)
-    X0, y0 = _valid(KIND[name])
-    extra = {"classes": np.unique(y0)} if name == "ConditionalNCEClassifier" else {}
+    entry = REGISTRY[name]
+    X0, y0 = _valid(name)
+    declared = entry.first_call(y0)  # e.g. the classes, at the first call only
     for step in range(3):
         mutation = data.draw(st.sampled_from(["valid", *X_MUTATIONS[:12]]), label="chunk")
-        X, y = _valid(KIND[name], seed=step) if mutation == "valid" else (X0, y0)
+        X, y = _valid(name, seed=step) if mutation == "valid" else (X0, y0)
         if mutation != "valid":
             X, y = _mutate_X(X, y, mutation, data)
-        args = (X,) if KIND[name] == "counts" else (X, y)
-        use_extra = extra if not hasattr(estimator, "net_") else {}
+        use = declared if not hasattr(estimator, "net_") else {}
         _fit_case(
             f"partial_fit: X {mutation}",
             estimator,
-            lambda args=args, use=use_extra: estimator.partial_fit(*args, **use),
+            lambda X=X, y=y, use=use: estimator.partial_fit(*entry.args(X, y), **use),
             lambda X=X: _check_outputs(estimator, X),
         )
 
@@ -673,7 +668,7 @@ def _check_ace(estimator, docs) -> None:
 @pytest.mark.parametrize("mutation", CORPUS_MUTATIONS)
 def test_ace_fit_on_bad_corpora(mutation, data):
     name = "ACEWord2Vec"
-    docs = _mutate_corpus(_valid("tokens")[0], mutation, data)
+    docs = _mutate_corpus(_valid(name)[0], mutation, data)
     refit = data.draw(st.booleans(), label="refit")
     estimator = _fitted(name) if refit else _make(name)
     if refit:
@@ -691,7 +686,7 @@ def test_ace_fit_on_bad_corpora(mutation, data):
 @pytest.mark.parametrize("mutation", CORPUS_MUTATIONS)
 def test_ace_inference_on_bad_corpora(mutation, data):
     estimator = _fitted("ACEWord2Vec")
-    docs = _mutate_corpus(_valid("tokens", seed=1)[0], mutation, data)
+    docs = _mutate_corpus(_valid("ACEWord2Vec", seed=1)[0], mutation, data)
     method = data.draw(st.sampled_from(["transform", "score", "partial_fit"]), label="method")
     before = _state(estimator)
     result = attempt(
@@ -1058,8 +1053,7 @@ CHUNK_MUTATIONS = [
 
 def _chunk(name, seed: int, mutation: str, data):
     """One chunk of ``name``'s stream (a block, or an ``(X, y)`` pair), maybe damaged."""
-    X, y = _valid(KIND[name], seed)
-    X = sp.csr_matrix(X) if KIND[name] == "counts" else X
+    X, y = _valid(name, seed, sparse=True)  # in the form users pass
     if mutation in ("index_out_of_range", "negative_index", "decreasing_indptr"):
         X = sp.csr_matrix(X)
         X.indices = X.indices.copy()
@@ -1085,7 +1079,7 @@ def _chunk(name, seed: int, mutation: str, data):
         X, y = X[:0], None if y is None else y[:0]
     elif mutation == "text":
         X = np.array(["the cat sat"] * X.shape[0])
-    if name == "ConditionalNCEClassifier" and mutation != "not_a_pair":
+    if ESTIMATORS[name]._stream_carries_y and mutation != "not_a_pair":
         return (X, y)
     return X
 
@@ -1185,11 +1179,10 @@ def test_partial_fit_after_set_params(name, data):
     """A change between partial_fit calls: honoured (the net takes it) or refused with an
     error naming it, the estimator as before."""
     estimator = _make(name)
-    X, y = _valid(KIND[name])
-    extra = {"classes": np.unique(y)} if name == "ConditionalNCEClassifier" else {}
+    X, y = _valid(name)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        REGISTRY[name].partial_fit(estimator, X, y, **extra)
+        REGISTRY[name].partial_fit(estimator, X, y)
     change = _continued_change(estimator, data)
     estimator.set_params(**change)
     ((key, value),) = change.items()
@@ -1256,7 +1249,7 @@ class _Faulty(torch.nn.Module):
 def test_user_encoders_with_generated_faults(name, fault, rows):
     """An encoder returning the wrong rows, dtype, shape or values: a ValueError saying
     what an encoder must return; a sound one trains."""
-    X, y = _valid(KIND[name])
+    X, y = _valid(name)
     encoder = _Faulty(X.shape[1], fault, rows)
     estimator = _make(name, encoder=encoder)
     result = attempt(

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import torch
+from _registry import CLASSIFICATION, GROUPS, REGRESSION
 from test_common import ESTIMATORS, REGISTRY, _data
 
 from sknce import DirectNCEEmbedder, LandmarkNCEEmbedder, LatentClassNCEEmbedder
@@ -139,7 +140,7 @@ def test_exclude_collisions_with_a_single_class_is_an_error():
 
 
 # --- the estimators' shared checks -----------------------------------------------------
-ARRAY_ESTIMATORS = [name for name in ESTIMATORS if name != "ACEWord2Vec"]
+ARRAY_ESTIMATORS = [name for name in ESTIMATORS if REGISTRY[name].data.array]
 HIDDEN_ESTIMATORS = [n for n in ARRAY_ESTIMATORS if "hidden_layer_sizes" in REGISTRY[n].params]
 
 
@@ -148,7 +149,7 @@ def _make(name, **params):
 
 
 def _fit_on(estimator, name, X, y):
-    return estimator.fit(X) if REGISTRY[name].data == "counts" else estimator.fit(X, y)
+    return REGISTRY[name].fit(estimator, X, y)
 
 
 def _is_unfitted(estimator) -> bool:
@@ -170,7 +171,7 @@ def test_layer_sizes_that_are_not_positive_ints_are_a_clear_error(name, sizes):
 def test_input_bias_layer_sizes_that_are_not_positive_ints_are_a_clear_error(sizes, objective):
     name = "ConditionalNCEClassifier"
     estimator = _make(name, input_bias=True, input_bias_layer_sizes=sizes, objective=objective)
-    X, y = _data("classification")
+    X, y = _data(CLASSIFICATION)
     with pytest.raises(ValueError, match=r"input_bias_layer_sizes must be a tuple of positive"):
         estimator.fit(X, y)
     assert _is_unfitted(estimator)
@@ -187,8 +188,11 @@ def test_inputs_beyond_float32_arithmetic_are_rejected_at_fit_naming_float32(nam
 
 
 def _inference(estimator) -> list[str]:
-    """The inference methods of ``estimator`` that take X alone."""
-    return [m for m in ("transform", "predict", "predict_log_proba") if hasattr(estimator, m)]
+    """The inference methods of ``estimator`` that take X alone: the usual ones, and the
+    output its registry entry compares (e.g. a density's ``score_samples``)."""
+    methods = ["transform", "predict", "predict_log_proba"]
+    methods.append(REGISTRY[type(estimator).__name__].output)
+    return [m for m in dict.fromkeys(methods) if hasattr(estimator, m)]
 
 
 @pytest.mark.filterwarnings(AT_CHANCE)
@@ -196,10 +200,13 @@ def _inference(estimator) -> list[str]:
 def test_inputs_beyond_float32_arithmetic_are_rejected_at_inference(name):
     X, y = _data(REGISTRY[name].data)
     estimator = _fit_on(_make(name), name, X, y)
+    bad = [X * 1e30]
+    if estimator.__sklearn_tags__().input_tags.sparse:
+        bad.append(sp.csr_matrix(X * 1e30))
     for method in _inference(estimator):
-        for bad in (X * 1e30, sp.csr_matrix(X * 1e30)):
+        for bad_X in bad:
             with pytest.raises(ValueError, match=r"as large as .* float32.*Scale X"):
-                getattr(estimator, method)(bad)
+                getattr(estimator, method)(bad_X)
 
 
 @pytest.mark.filterwarnings(AT_CHANCE)
@@ -243,12 +250,12 @@ def test_an_option_value_the_optimizer_rejects_is_named_before_training(name):
     estimator = _make(name, optimizer_kwargs={"weight_decay": -1.0})
     X, y = _data(REGISTRY[name].data)
     with pytest.raises(ValueError, match=r"optimizer_kwargs=.*not valid options of \w+:.*weight"):
-        estimator.fit(X) if REGISTRY[name].data in ("counts", "tokens") else estimator.fit(X, y)
+        REGISTRY[name].fit(estimator, X, y)
     assert _is_unfitted(estimator)
 
 
 def test_labels_of_types_that_cannot_be_sorted_are_a_clear_type_error():
-    X, y = _data("groups")
+    X, y = _data(GROUPS)
     mixed = np.array([1, "a"] * (len(y) // 2), dtype=object)
     with_none = y.astype(object)
     with_none[0] = None
@@ -261,7 +268,7 @@ def test_labels_of_types_that_cannot_be_sorted_are_a_clear_type_error():
 
 
 def test_regressor_scores_targets_of_any_finite_scale_and_rejects_missing_ones():
-    X, y = _data("regression")
+    X, y = _data(REGRESSION)
     regressor = _make("ConditionalNCERegressor").fit(X, y)
     assert np.isfinite(regressor.score(X, y * 1e300))
     missing = y.astype(object)

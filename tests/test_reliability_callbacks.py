@@ -22,9 +22,7 @@ def _make(name, **params):
 
 def _fit(estimator, name):
     X, y = _data(REGISTRY[name].data)
-    if REGISTRY[name].data in ("counts", "tokens"):
-        return estimator.fit(X)
-    return estimator.fit(X, y)
+    return REGISTRY[name].fit(estimator, X, y)
 
 
 @pytest.mark.parametrize("on_train", [True, False], ids=["train", "valid"])

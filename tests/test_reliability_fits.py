@@ -60,6 +60,7 @@ def test_fits_at_two_torch_threads_are_identical_in_separate_processes():
 # --- continued fits after set_params ----------------------------------------------------------
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
+from _registry import CLASSIFICATION, COUNTS  # noqa: E402
 from skorch.callbacks import Callback  # noqa: E402
 from test_common import ESTIMATORS, REGISTRY, _data, _output  # noqa: E402
 from test_training_contract import _assert_same_state, _fit, _make, _state  # noqa: E402
@@ -68,26 +69,10 @@ from torch import nn  # noqa: E402
 from sknce import ConditionalNCEClassifier, DirectNCEEmbedder  # noqa: E402
 from sknce.exceptions import TrainingDivergedError  # noqa: E402
 
-ARRAY = [name for name in ESTIMATORS if REGISTRY[name].data != "tokens"]
-
-#: A parameter of each estimator that fixes its network, and another value of it.
-SHAPE_CHANGE = {
-    "LandmarkNCEEmbedder": {"n_landmarks": 7},
-    "DirectNCEEmbedder": {"n_components": 3},
-    "ACEWord2Vec": {"n_components": 5},
-    "ConditionalNCEClassifier": {"embedding_dim": 3},
-    "ConditionalNCERegressor": {"embedding_dim": 3},
-    "LatentClassNCEEmbedder": {"n_components": 3},
-}
-
 
 def _partial_fit(estimator, name):
     X, y = _data(REGISTRY[name].data)
-    if REGISTRY[name].data in ("counts", "tokens"):
-        return estimator.partial_fit(X)
-    if name == "ConditionalNCEClassifier":
-        return estimator.partial_fit(X, y, classes=np.unique(y))
-    return estimator.partial_fit(X, y)
+    return REGISTRY[name].partial_fit(estimator, X, y)
 
 
 def _continue(estimator, name, how):
@@ -100,7 +85,7 @@ def _continue(estimator, name, how):
 @pytest.mark.parametrize("name", list(ESTIMATORS))
 def test_a_continued_fit_refuses_a_changed_network_parameter(name, how):
     estimator = _fit(_make(name), name) if how == "warm_start" else _partial_fit(_make(name), name)
-    ((param, value),) = SHAPE_CHANGE[name].items()
+    ((param, value),) = REGISTRY[name].network_change.items()
     estimator.set_params(warm_start=how == "warm_start", **{param: value})
     before = _state(estimator)
     with pytest.raises(ValueError, match=f"cannot honour the changed parameter.*{param}.*refit"):
@@ -139,7 +124,7 @@ def test_a_continued_fit_honours_new_callbacks_batch_size_and_optimizer(name, ho
     assert all(group["momentum"] == 0.5 for group in net.optimizer_.param_groups)
 
 
-@pytest.mark.parametrize("name", ARRAY + ["ACEWord2Vec"])
+@pytest.mark.parametrize("name", list(ESTIMATORS))
 def test_a_diverging_partial_fit_leaves_the_estimator_exactly_as_before(name):
     estimator = _partial_fit(_make(name), name)
     X, _ = _data(REGISTRY[name].data)
@@ -166,7 +151,7 @@ def test_a_diverging_warm_start_with_new_settings_leaves_the_net_as_before(name)
 
 
 def test_partial_fit_with_other_classes_later_is_an_error():
-    X, y = _data("classification")
+    X, y = _data(CLASSIFICATION)
     clf = ConditionalNCEClassifier(**REGISTRY["ConditionalNCEClassifier"].params)
     clf.partial_fit(X, y, classes=np.unique(y))
     before = _state(clf)
@@ -201,7 +186,7 @@ def test_sparse_embeddings_with_an_optimizer_that_cannot_take_them_is_named(
     make, optimizer, kwargs
 ):
     estimator = make(sparse_embeddings=True, optimizer=optimizer, optimizer_kwargs=kwargs)
-    X, y = _data("classification" if isinstance(estimator, ConditionalNCEClassifier) else "counts")
+    X, y = _data(CLASSIFICATION if isinstance(estimator, ConditionalNCEClassifier) else COUNTS)
     with pytest.raises(
         ValueError, match=f"sparse_embeddings=True.*{optimizer.__name__}.*LazyAdam"
     ):

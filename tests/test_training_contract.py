@@ -1,4 +1,4 @@
-"""What every estimator gains from the one training engine, tested on all six.
+"""What every estimator gains from the one training engine, tested on each of the registry.
 
 Callbacks, optimizer options, warm starts, ``partial_fit``, checkpoints that
 resume a fit exactly, thread-safe seeding, and failed fits that leave the
@@ -19,27 +19,20 @@ from test_common import ESTIMATORS, REGISTRY, _data, _output
 
 from sknce.exceptions import TrainingDivergedError
 
-#: Settings under which two ways of reaching the same epoch must give the same weights:
-#: no early stopping (the validation split is exact too, but patience is not resumable),
-#: one kernel thread and a constant learning rate for the word vectors.
-EXACT = {
-    "LandmarkNCEEmbedder": {"early_stopping": False},
-    "DirectNCEEmbedder": {"early_stopping": False},
-    # Its early stopping weighs the start (the linear base) too, and restores it after the
-    # few epochs of these tests: the engine's features are tested without it.
-    "ConditionalNCERegressor": {"early_stopping": False},
-    "ACEWord2Vec": {"min_lr_ratio": 1.0, "adversarial_warmup": 0.0, "n_jobs": 1},
-}
-
-ARRAY_ESTIMATORS = [name for name in ESTIMATORS if name != "ACEWord2Vec"]
+ARRAY_ESTIMATORS = [name for name in ESTIMATORS if REGISTRY[name].data.array]
 
 
 def _make(name, **params):
-    return ESTIMATORS[name](**{**REGISTRY[name].params, **EXACT.get(name, {}), **params})
+    """The estimator with its registry settings and those under which two ways of reaching
+    the same epoch give the same weights (the entry's ``exact``: e.g. no early stopping,
+    whose patience is not resumable)."""
+    return ESTIMATORS[name](**{**REGISTRY[name].params, **REGISTRY[name].exact, **params})
 
 
-def _fit(estimator, name):
-    X, y = _data(REGISTRY[name].data)
+def _fit(estimator, name, X=None, y=None):
+    """``fit`` on the registry's data of ``name`` (or on ``X`` and ``y``)."""
+    if X is None:
+        X, y = _data(REGISTRY[name].data)
     return REGISTRY[name].fit(estimator, X, y)
 
 
@@ -132,13 +125,14 @@ def test_warm_start_continues_the_fitted_network(name):
 
 @pytest.mark.parametrize("name", ARRAY_ESTIMATORS)
 def test_partial_fit_passes_equal_epochs_of_fit(name):
-    X, y = _data(REGISTRY[name].data)
+    entry = REGISTRY[name]
+    X, y = _data(entry.data)
     estimator = _make(name, early_stopping=False)
-    extra = {"classes": np.unique(y)} if name == "ConditionalNCEClassifier" else {}
     for _ in range(2):
-        estimator.partial_fit(X, y, **extra)
-    # Declared classes smooth the label counts of the noise, in fit as in partial_fit.
-    whole = _make(name, max_epochs=2, early_stopping=False, **extra).fit(X, y)
+        entry.partial_fit(estimator, X, y)
+    # What the first call declares is declared to fit too (a classifier's classes smooth
+    # the label counts of the noise, in fit as in partial_fit).
+    whole = entry.fit(_make(name, max_epochs=2, early_stopping=False, **entry.first_call(y)), X, y)
     assert estimator.n_iter_ == 2
     _assert_same_weights(estimator, whole)
 
@@ -226,12 +220,7 @@ def test_a_failed_refit_leaves_the_previous_fit(name):
     expected = _output(estimator, X)
     before = dict(vars(estimator))
     with pytest.raises((ValueError, TypeError)):
-        if REGISTRY[name].data == "tokens":
-            estimator.fit([["a", "b"], 3])  # the second document is not a token list
-        elif REGISTRY[name].data == "counts":
-            estimator.fit(-np.abs(X))  # negative counts, rejected after n_features_in_ resets
-        else:
-            estimator.fit(X[:, :2], y[:4])
+        _fit(estimator, name, *REGISTRY[name].data.refused(X, y))
     assert vars(estimator).keys() == before.keys()
     assert all(vars(estimator)[key] is before[key] for key in before)
     np.testing.assert_array_equal(_output(estimator, X), expected)
@@ -425,7 +414,7 @@ def test_score_is_the_same_in_concurrent_calls(name):
     if not hasattr(estimator, "score") or name == "ACEWord2Vec":
         pytest.skip("no contrastive score")
     X, y = _data(REGISTRY[name].data)
-    args = (X,) if REGISTRY[name].data == "counts" else (X, y)
+    args = REGISTRY[name].args(X, y)
     results = [None] * 4
 
     def run(i):
@@ -443,5 +432,5 @@ def test_pickled_estimators_with_callbacks_keep_working():
     name = "DirectNCEEmbedder"
     estimator = _fit(_make(name, callbacks=[_EpochCounter()]), name)
     again = pickle.loads(pickle.dumps(estimator))
-    X, _ = _data("counts")
+    X, _ = _data(REGISTRY[name].data)
     np.testing.assert_allclose(again.transform(X), estimator.transform(X))

@@ -23,6 +23,7 @@ from sknce._bags import (
 from sknce._base import (
     ENCODER_CONSTRAINT,
     BaseNCE,
+    FitPlan,
     auto_epochs,
     check_sortable_labels,
     common_params,
@@ -393,7 +394,12 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         When already fitted, ``fit`` continues training the fitted network, with its
         optimizer state, for ``max_epochs`` more epochs instead of starting over.
     device : {"cpu", "cuda", "auto"} or str, default="cpu"
-        Where the network trains; ``"auto"`` takes a GPU when one is present.
+        Where the network trains; ``"auto"`` takes a GPU when one is present. The
+        compiled steps (``plan_.kernel``: the linear model's, fastText's bag regime's)
+        run on the CPU only: on a GPU (``"cuda"``, or ``"auto"`` with a GPU present)
+        the network trains by autograd with the same optimizer and objective, one
+        step per batch. How the two compare is measured by
+        ``benchmarks/gpu_check.py`` (:ref:`gpu-check`).
     random_state : int, RandomState instance or None, default=None
         Seeds the weights, shuffling, negatives and the validation split. An int makes
         a CPU fit reproducible, in any thread.
@@ -653,14 +659,14 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
 
     def _fit_lr(self) -> float:
         """The plan's rate; before this fit's plan (the parameter checks), any valid one."""
-        plan = vars(self).get("_plan")
+        plan = vars(self).get("_classifier_plan")
         if plan is not None:
             return plan.lr
         return ADAM_LR if self.lr == "auto" else self.lr
 
     def _make_step(self) -> TrainStep:
         """The compiled step of the plan (it applies on the CPU), else autograd's."""
-        plan = self._plan
+        plan = self._classifier_plan
         if plan.kernel and plan.regime == "linear":
             return LinearSoftmaxStep(plan.n_jobs, plan.optimizer, plan.margin)
         if plan.kernel:
@@ -669,7 +675,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
 
     def _make_scorer(self, n_features: int, log_prior: np.ndarray):
         """The scorer of a new fit, started at ``log_prior`` with ``init="prior"``."""
-        plan = self._plan
+        plan = self._classifier_plan
         if plan.regime == "linear":
             encoder = BagEncoder(
                 n_features,
@@ -724,7 +730,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         )
 
     def _make_objective(self):
-        plan = self._plan
+        plan = self._classifier_plan
         if plan.objective == "ova":
             return OneVsAllLoss()
         if plan.objective == "softmax":
@@ -744,7 +750,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
     def _schedule(self, n_examples: int, n_train: int, continues: bool) -> tuple[int, int]:
         """Batch size and epochs of the plan: the base's rule of about ``_target_steps``
         steps, or in the compiled regimes a number of example updates."""
-        plan = self._plan
+        plan = self._classifier_plan
         batch_size = self.net_.batch_size if continues else plan.batch_size
 
         def steps(n: int, batch: int) -> int:
@@ -763,7 +769,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         from skorch.callbacks import LRScheduler
 
         users = [c[1] if isinstance(c, tuple) else c for c in self.callbacks or ()]
-        if not self._plan.lr_decay or any(isinstance(c, LRScheduler) for c in users):
+        if not self._classifier_plan.lr_decay or any(isinstance(c, LRScheduler) for c in users):
             return {}
         return {"extra_callbacks": [("lr_decay", LinearDecay(END_LR, max(per_epoch, 1.0)))]}
 
@@ -864,7 +870,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
     def _set_idf(self, X, frequencies: tuple[np.ndarray, int] | None = None) -> None:
         """``idf_`` of the training ``X`` (or of ``(df, n_rows)`` summed over a stream),
         where the plan's representation weighs by it; else None."""
-        if self._plan.bag != "log1p-idf":
+        if self._classifier_plan.bag != "log1p-idf":
             self.idf_ = None
         elif frequencies is not None:
             self.idf_ = idf_of_frequencies(*frequencies)
@@ -885,10 +891,10 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         message = self.continue_refusal()
         if message is not None:
             raise ValueError(message)
-        self.plan_ = self._plan = self.plan_.continued(self)
+        self.plan_ = self._classifier_plan = self.plan_.continued(self)
         step = self.net_.step
         if isinstance(step, KernelStep):
-            step.n_jobs = self._plan.n_jobs
+            step.n_jobs = self._classifier_plan.n_jobs
 
     def continue_refusal(self) -> str | None:
         """Why a fit continuing the fitted network cannot honour the current parameters.
@@ -926,40 +932,39 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         encoded = np.searchsorted(self.classes_, data.labels)[data.codes]
         return SampledDataset(self._sampler(data.X, encoded, device))
 
-    def _run(self, dataset, data, seeds, device: str, partial: bool) -> None:
+    def _run(self, dataset, data, plan: FitPlan) -> None:
         """The base's schedule and training; then, where the plan calibrates and the fit
         held out examples, the temperature of the held-out log-likelihood and, for a new
         network, a refit on every example for the epochs the held-out set chose. The
         plan of the fit is then the fitted ``plan_`` alone."""
-        plan, continues = self._plan, self._continues(partial)
-        super()._run(dataset, data, seeds, device, partial)
+        labels_plan = self._classifier_plan
+        super()._run(dataset, data, plan)
         self.temperature_ = 1.0
         temperature = None
-        if plan.calibrate and not partial:
+        if labels_plan.calibrate and not plan.partial:
             temperature = self._held_out_temperature(dataset)
         if temperature is not None:
             epochs = dict(self.net_.callbacks_)["early_stopping"].best_epoch_
-            if plan.refit and not continues and epochs:
+            if labels_plan.refit and not plan.continues and epochs:
                 self.selection_history_ = self.history_
-                self._refit(dataset, data, seeds, device, epochs)
+                self._refit(dataset, data, plan, epochs)
             self._scale_scores(temperature)
-        del self._plan
+        del self._classifier_plan
 
-    def _refit(self, dataset, data, seeds, device: str, epochs: int) -> None:
+    def _refit(self, dataset, data, plan: FitPlan, epochs: int) -> None:
         """A new network trained on every example (none held out) for ``epochs``."""
 
-        def build(device: str):
-            return self._make_module(data, seeds), self._make_objective()
+        def build():
+            return self._make_module(data, plan.seeds), self._make_objective()
 
         options = self._decay_options(data.n_examples)
-        with self._training(data, device):
+        with self._training(data, plan.device):
             self._train(
                 dataset,
                 build,
-                seeds=seeds,
+                plan,
                 max_epochs=epochs,
-                batch_size=self._plan.batch_size,
-                new_net=True,
+                batch_size=self._classifier_plan.batch_size,
                 validation=False,
                 **options,
             )
@@ -1082,7 +1087,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         accelerator = self.accelerator
         processes = 1 if accelerator is None else accelerator.num_processes
         plan = resolve_plan(self, facts, processes)
-        self.plan_ = self._plan = plan
+        self.plan_ = self._classifier_plan = plan
         # the fitted attributes that state the plan (for users; the fit reads the plan)
         self.bag_sgd_ = plan.regime == "bag" and plan.kernel
         self.sparse_embeddings_ = plan.sparse_embeddings
@@ -1091,12 +1096,12 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
 
     def _weighting(self) -> BagWeighting | None:
         """The bag encoder's reading of ``X``: the plan's representation (None: as given)."""
-        bag = self._plan.bag
+        bag = self._classifier_plan.bag
         return None if bag in (None, "counts") else BagWeighting(bag, self.idf_)
 
     def _sampler(self, X, y_enc: np.ndarray, device: str, **pairs) -> LabelSampler:
         """The sampler of encoded labels; ``pairs``: multi-label ``anchors`` and ``positives``."""
-        plan = self._plan
+        plan = self._classifier_plan
         return LabelSampler(
             as_csr_or_dense(X),
             torch.as_tensor(y_enc, dtype=torch.int64),
@@ -1111,7 +1116,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         )
 
     def _optimizer_class(self) -> type:
-        return self._plan.optimizer
+        return self._classifier_plan.optimizer
 
     def fit(self, X, y=None, sample_weight=None) -> ConditionalNCEClassifier:
         """Fit the model by NCE (or the full softmax for ``objective="mle"``).
@@ -1251,9 +1256,12 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
                     logsig = torch.nn.functional.logsigmoid(scores.double())
                     out[rows, start : start + scores.shape[1]] = logsig.cpu().numpy()
                     continue
-                part = _logsumexp(scores, scores.amax(dim=1, keepdim=True))
+                # float64 throughout: the probabilities a user sums (log_loss checks) must
+                # sum to 1 to float64 precision, which a float32 normaliser misses by 1e-7
+                scores = scores.double()
+                part = torch.logsumexp(scores, dim=1)
                 lse = part if lse is None else torch.logaddexp(lse, part)
-                out[rows, start : start + scores.shape[1]] = scores.double().cpu().numpy()
+                out[rows, start : start + scores.shape[1]] = scores.cpu().numpy()
             if not multilabel:
                 out[rows] -= lse.cpu().numpy()[:, None]
         return out

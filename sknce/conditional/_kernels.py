@@ -236,16 +236,8 @@ def sgd_linear_softmax(
         AdaGrad accumulators of the rows of ``V`` (updated in place), or empty for SGD.
     b_sum : float array of shape (1,) or (0,)
         AdaGrad accumulator of ``b`` (one row), or empty.
-    indptr, indices, data : CSR arrays of the batch
-        Example ``i``'s weighted input: ``indices[indptr[i]:indptr[i + 1]]`` with
-        values ``data[...]``.
-    labels : int64 array of shape (n,)
-    weights : float array of shape (n,) or (0,)
-        Weight of each example's loss (``sample_weight``), or empty for 1.
-    lo, hi : int
-        The examples this call trains on.
-    lr : float
-        Learning rate.
+    indptr, indices, data, labels, weights, lo, hi, lr
+        As :func:`sgd_bag_ranking`'s (``data``: the weighted input).
     margin : float
         Subtracted from the score of the example's label in training.
     eps : float

@@ -33,6 +33,7 @@ import numpy as np
 import torch
 from joblib import effective_n_jobs
 
+from sknce._checks import _differs
 from sknce.optim import LazyAdam, RowAdagrad
 
 __all__ = ["ClassifierPlan", "DataFacts", "linear_fits", "resolve_plan"]
@@ -338,17 +339,6 @@ def _snapshot(estimator) -> dict:
     params = {name: getattr(estimator, name) for name in _PLAN_PARAMS}
     params["optimizer_kwargs"] = dict(params["optimizer_kwargs"] or {})
     return params
-
-
-def _differs(old, new) -> bool:
-    if old is new:
-        return False
-    if isinstance(old, (tuple, list)) and isinstance(new, (tuple, list)):
-        return len(old) != len(new) or any(_differs(a, b) for a, b in zip(old, new))
-    try:
-        return bool(old != new)
-    except Exception:  # arrays, modules: compared by identity
-        return True
 
 
 def check_n_jobs(n_jobs) -> int:

@@ -458,79 +458,30 @@ class LinearLabelScorer(nn.Module):
         return [self.encoder.weight, *bias]
 
     def encode(self, x: torch.Tensor) -> tuple[torch.Tensor, None]:
-        """Return :math:`h(x)` of shape (batch, n_classes), and no input bias.
-
-        Parameters
-        ----------
-        x : Tensor of shape (batch, n_features), dense or sparse
-            A batch of inputs.
-
-        Returns
-        -------
-        tuple of (Tensor, None)
-        """
+        """:math:`h(x)` of shape (batch, n_classes), the scores before the label bias,
+        and no input bias (``None``): :meth:`LabelScorer.encode`'s interface."""
         return self.encoder(x), None
 
     def _bias(self, labels: torch.Tensor) -> torch.Tensor | float:
         return 0.0 if self.label_bias is None else self.label_bias[0, labels]
 
     def score(self, h: torch.Tensor, b: None, labels: torch.Tensor) -> torch.Tensor:
-        """Scores of given labels for encoded inputs.
-
-        Parameters
-        ----------
-        h : Tensor of shape (batch, n_classes)
-            :math:`h(x)` (:meth:`encode`).
-        b : None
-            No input bias.
-        labels : LongTensor of shape (batch,) or (batch, K)
-            One label or K labels per input.
-
-        Returns
-        -------
-        Tensor of the shape of ``labels``
-        """
+        """Scores of given labels (shape (batch,) or (batch, K)) for encoded inputs:
+        :meth:`LabelScorer.score`'s interface, with ``b`` None."""
         index = labels.unsqueeze(1) if labels.dim() == 1 else labels
         return h.gather(1, index).reshape(labels.shape) + self._bias(labels)
 
     def score_shared(self, h: torch.Tensor, b: None, labels: torch.Tensor) -> torch.Tensor:
-        """Scores of one set of labels (shape (K,)) for every encoded input: (batch, K).
-
-        Parameters
-        ----------
-        h : Tensor of shape (batch, n_classes)
-            :math:`h(x)` (:meth:`encode`).
-        b : None
-            No input bias.
-        labels : LongTensor of shape (K,)
-            The labels scored against every input.
-
-        Returns
-        -------
-        Tensor of shape (batch, K)
-        """
+        """Scores of one set of labels (shape (K,)) for every encoded input, (batch, K):
+        :meth:`LabelScorer.score_shared`'s interface, with ``b`` None."""
         return h[:, labels] + self._bias(labels)
 
     def score_range(
         self, h: torch.Tensor, b: None, start: int = 0, stop: int | None = None
     ) -> torch.Tensor:
-        """Scores of the contiguous labels ``start..stop-1`` for encoded inputs.
-
-        Parameters
-        ----------
-        h : Tensor of shape (batch, n_classes)
-            :math:`h(x)` (:meth:`encode`).
-        b : None
-            No input bias.
-        start : int, default=0
-            First label scored.
-        stop : int or None, default=None
-            One past the last label scored; ``None`` means ``n_classes``.
-
-        Returns
-        -------
-        Tensor of shape (batch, stop - start)
-        """
+        """Scores of the contiguous labels ``start..stop-1`` (``stop=None``: every label)
+        for encoded inputs, (batch, stop - start): :meth:`LabelScorer.score_range`'s
+        interface, with ``b`` None."""
         stop = self.n_classes if stop is None else stop
         s = h[:, start:stop]
         return s if self.label_bias is None else s + self.label_bias[0, start:stop]

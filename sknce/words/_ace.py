@@ -279,7 +279,13 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         ``int(adversarial_warmup * k) == int(adversarial_warmup * (k + m))`` (e.g.
         ``adversarial_warmup=0``).
     device : {"cpu", "cuda", "auto"} or str, default="cpu"
-        Where the networks train; ``"auto"`` takes a GPU when one is present.
+        Where the networks train; ``"auto"`` takes a GPU when one is present. The
+        compiled kernel runs on the CPU only: on a GPU (``"cuda"``, or ``"auto"``
+        with a GPU present) both networks train by autograd, one step per batch, the
+        path the CPU takes for any other optimizer. With the default plain SGD that
+        path barely moves the vectors (a step on a batch's mean loss is word2vec's
+        per-example steps divided by ``batch_size``): on a GPU pass
+        ``optimizer=torch.optim.Adam`` and ``lr=1e-2`` (:ref:`gpu-check`).
     random_state : int, RandomState instance or None, default=None
         Seeds the initial vectors, subsampling, windows and negatives.
     verbose : int, default=0

@@ -263,7 +263,7 @@ def _forbidden(name):
     return read
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.cuda
 def test_cuda_labels_and_negatives_are_drawn_without_synchronising(monkeypatch):
     X, y = _blobs(400)
     x = torch.zeros(64, X.shape[1], device="cuda")  # the inputs' copy is _data's concern

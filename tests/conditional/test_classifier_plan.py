@@ -183,7 +183,7 @@ def test_a_linear_fit_builds_what_its_plan_says_and_keeps_no_transient_state():
     X = _counts(texts).transform(texts)
     clf = ConditionalNCEClassifier(random_state=0).fit(X, y)
     plan = clf.plan_
-    assert plan.regime == "linear" and "_plan" not in vars(clf)
+    assert plan.regime == "linear" and "_classifier_plan" not in vars(clf)
     module = clf.net_.module_
     assert isinstance(module, LinearLabelScorer) and isinstance(module.encoder, BagEncoder)
     weighting = module.encoder.weighting
