@@ -453,7 +453,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         negatives, the optimizer, the rate, the batch, the epochs' rule...); a fit
         that continues the network keeps it, with the parameters it honours
         applied (see :meth:`continue_refusal`).
-    idf_ : ndarray of shape (n_features_in_,) or None
+    idf_ : ndarray of shape (`n_features_in_`,) or None
         The smoothed inverse document frequencies of the training ``X`` where
         the network reads it as ``bag="log1p-idf"``, else None.
     temperature_ : float
