@@ -30,6 +30,11 @@ What it guarantees to every estimator:
   skorch does, with an interrupted epoch kept in ``history_`` and counted in
   ``n_iter_`` (:meth:`sknce._engine.NCENet.fit_loop`), provided its weights are
   finite;
+* a continued fit (``warm_start``, ``partial_fit``) checks what a fit checks, then
+  applies or refuses each changed parameter as the estimator declares it
+  (``_param_roles``, :meth:`BaseNCE._continued_roles`), never ignoring one;
+* a fitted estimator exports the methods it lists in ``_exported_methods`` through
+  the one hook :meth:`BaseNCE._inference_module` (:mod:`sknce.export`);
 * a diverging fit raises :class:`~sknce.exceptions.TrainingDivergedError`
   naming the fix, instead of returning NaN outputs
   (:class:`~sknce._callbacks.DivergenceGuard`);
@@ -64,10 +69,15 @@ from sknce._callbacks import (
 )
 from sknce._checkpoints import checkpoint_guards
 from sknce._checks import (
+    APPLIED,
+    FIXED,
+    Fixed,
+    apply_common_params,
     built_params,
     check_accelerator,
+    check_continued_params,
     check_optimizer_step,
-    continue_with_params,
+    undeclared_params,
 )
 from sknce._compat import HasMethods, Interval, StrOptions, _fit_context
 from sknce._data import ChunkedDataset, is_chunk_stream, scan_chunks
@@ -76,12 +86,15 @@ from sknce._random import Seeds, seeded_init
 from sknce._steps import AutogradStep, Miner, TrainStep
 from sknce._validation import check_sortable_labels
 from sknce._warnings import warn_caller
-from sknce._weights import WeightedSampler, fit_weights, unit_mean
+from sknce._weights import WeightedSampler, row_weights, unit_mean
 from sknce.nn import DenseInput, output_dim
 from sknce.nn._mlp import build_encoder
 
 __all__ = [
+    "APPLIED",
     "ENCODER_CONSTRAINT",
+    "FIXED",
+    "Fixed",
     "BaseNCE",
     "FitPlan",
     "auto_batch_size",
@@ -147,8 +160,64 @@ class BaseNCE(BaseEstimator):
         "accelerator": [None, HasMethods(["prepare", "unwrap_model"])],
     }
 
+    #: What a continued fit (``fit`` with ``warm_start=True``, a later ``partial_fit``)
+    #: does with a changed value of each constructor parameter, ``{name: role}``.
+    #:
+    #: * :data:`~sknce._checks.APPLIED`: the continued fit honours the new value, because
+    #:   every fit (or every call of the method that uses it) reads it from ``self``, or
+    #:   :meth:`_update_net` sets it on the fitted network;
+    #: * ``Fixed("why")`` (:class:`~sknce._checks.Fixed`): the network or the fitted state
+    #:   was built with it, so a change is refused before any work with a ``ValueError``
+    #:   naming the parameter, its old and new values, ``why`` (completing "it ..."), and
+    #:   the fix (refit from scratch, or set it back).
+    #:
+    #: A new estimator declares every parameter its ``__init__`` adds, merged with its
+    #: base's as ``_parameter_constraints`` are::
+    #:
+    #:     _param_roles = {
+    #:         **BaseNCE._param_roles,
+    #:         "n_negatives": APPLIED,  # the sampler reads it at each fit
+    #:         "n_components": Fixed("fixed the embedding's width"),
+    #:     }
+    #:
+    #: A parameter without a role makes the class definition raise ``TypeError``
+    #: (:meth:`__init_subclass__`). ``tests/test_continued_params.py`` changes each
+    #: parameter of each registry entry in each of its modes before a continued fit: a
+    #: ``Fixed`` one must be refused, the estimator unchanged; an ``APPLIED`` one must
+    #: change the result (or a fit started with the new value must not differ either).
+    #: A role that depends on the fitted regime is given by :meth:`_continued_roles`.
+    _param_roles: dict = {
+        "max_epochs": APPLIED,
+        "batch_size": APPLIED,
+        "lr": APPLIED,
+        "optimizer": APPLIED,
+        "optimizer_kwargs": APPLIED,
+        "callbacks": APPLIED,
+        "warm_start": APPLIED,
+        "device": Fixed("placed the network on its device"),
+        "random_state": Fixed(
+            "seeded the network and the random streams a continued fit draws from"
+        ),
+        "verbose": APPLIED,
+        "early_stopping": Fixed("fixed the validation split"),
+        "validation_fraction": Fixed("fixed the validation split"),
+        "patience": APPLIED,
+        "accelerator": Fixed("placed the network on the processes of its launch"),
+    }
+
     #: Fewest training examples a fit needs once the validation ones are held out.
     _min_train_examples = 1
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        missing = undeclared_params(cls, cls._param_roles)
+        if missing:
+            raise TypeError(
+                f"{cls.__name__} does not declare what a continued fit does with the "
+                f"parameter(s) {missing}: add each to {cls.__name__}._param_roles as "
+                "APPLIED (every fit reads it) or Fixed(why) (the network is built with it), "
+                "from sknce._checks."
+            )
 
     def __init__(
         self,
@@ -264,6 +333,43 @@ class BaseNCE(BaseEstimator):
     def _make_miner(self) -> Miner | None:
         """The miner of a new network (model-dependent negatives): none."""
         return None
+
+    def _continued_roles(self) -> dict:
+        """The role of each parameter in a fit that continues this fitted network.
+
+        Returns
+        -------
+        dict
+            ``_param_roles`` by default. Override it when the fitted regime fixes more
+            than the class declares, reading the fitted state (the classifier after a
+            fit in fastText's regime fixes ``optimizer``: its compiled step trains by
+            plain SGD only; ACE fixes ``min_lr_ratio`` when the fit planned no decay);
+            return ``{**super()._continued_roles(), name: Fixed("why"), ...}``.
+        """
+        return self._param_roles
+
+    def _update_net(self, net) -> None:
+        """A continued fit: bring the network up to date with the applied parameters.
+
+        Called after the common training settings are applied
+        (:func:`~sknce._checks.apply_common_params`) and after the net's snapshot,
+        which a failed fit restores. By default the step strategy is made anew (its
+        threads, ``n_jobs``) and sknce's callbacks read the parameters again (the
+        divergence hint, the chance loss). An estimator whose network or callbacks hold
+        a value derived from an :data:`~sknce._checks.APPLIED` parameter (ACE's rate
+        schedule and generator) overrides it, calls ``super()._update_net(net)`` and
+        sets those values from ``self``'s current parameters; without that, declare the
+        parameter ``Fixed``.
+        """
+        net.step = self._make_step()
+        callbacks = dict(net.callbacks_)
+        chance = self._chance_loss()
+        guard = callbacks.get("divergence")
+        if guard is not None:
+            guard.hint, guard.chance = self._divergence_hint(), chance
+        for name in ("chance", "early_stopping"):
+            if hasattr(callbacks.get(name), "chance"):
+                callbacks[name].chance = chance
 
     # --- parameter checks ---------------------------------------------------------------
     def _check_training_params(self) -> None:
@@ -507,6 +613,23 @@ class BaseNCE(BaseEstimator):
             self._fit(X, y, partial=True, sample_weight=sample_weight, **options)
         return self
 
+    def _check_settings(self, continues: bool, partial: bool) -> None:
+        """The parameters' checks of every fit; a continued fit's refusal of changed
+        fixed ones (:meth:`_continued_roles`)."""
+        if partial and continues:
+            # scikit-learn's _fit_context skips the constraints for a fitted partial_fit;
+            # a continued fit checks what a fit checks
+            self._validate_params()
+        if continues:  # before the other checks: a refused parameter needs none
+            check_continued_params(
+                self,
+                getattr(self.net_, "built_params", None),
+                self._continued_roles(),
+                "partial_fit" if partial else "fit",
+            )
+        self._check_training_params()
+        self._check_params()
+
     def _plan(self, partial: bool, continues: bool) -> FitPlan:
         """The fit call's plan: a new network's seeds and device, or the fitted one's device."""
         if continues:
@@ -518,13 +641,12 @@ class BaseNCE(BaseEstimator):
     def _fit(self, X, y, partial: bool, sample_weight=None, **options) -> None:
         """The one fit of arrays: ``fit`` (``partial=False``) and ``partial_fit``."""
         continues = self._continues(partial)
-        self._check_training_params()
-        self._check_params()
+        self._check_settings(continues, partial)
         data = self._validate_fit_data(X, y, reset=not continues, partial=partial, **options)
         class_weight = getattr(self, "class_weight", None)
-        weights = fit_weights(sample_weight, X, y, class_weight)
+        weights = row_weights(sample_weight, X, y, class_weight)
         if weights is not None:
-            weights = unit_mean(self._weights_of_examples(X, weights))
+            weights = unit_mean(self._example_weights(X, weights))
         data = self._weigh(data, weights)
         plan = self._plan(partial, continues)
         data = self._continue_fit(data) if continues else self._start_fit(data, plan.seeds)
@@ -546,8 +668,7 @@ class BaseNCE(BaseEstimator):
                 "y must be None."
             )
         continues = self._continues(False)
-        self._check_training_params()
-        self._check_params()
+        self._check_settings(continues, partial=False)
         summary: dict = {}
         sizes = scan_chunks(
             chunks,
@@ -625,7 +746,7 @@ class BaseNCE(BaseEstimator):
         """A continued fit: check the data against the fitted state; return the data."""
         return data
 
-    def _weights_of_examples(self, X, weights: np.ndarray) -> np.ndarray:
+    def _example_weights(self, X, weights: np.ndarray) -> np.ndarray:
         """The weights of the dataset's examples, from those of the rows of ``X``
         (one per row; an estimator that drops rows drops their weights)."""
         return weights
@@ -732,7 +853,8 @@ class BaseNCE(BaseEstimator):
             net.set_params(
                 max_epochs=max_epochs, verbose=int(bool(self.verbose)), lr=self._fit_lr()
             )
-            continue_with_params(self, net, "partial_fit" if partial else "fit")
+            apply_common_params(self, net)
+            self._update_net(net)
         else:
             if self.accelerator is not None:
                 from sknce._distributed import data_parallel_class, require_accelerate
@@ -857,6 +979,53 @@ class BaseNCE(BaseEstimator):
         )
 
     # --- inference helpers --------------------------------------------------------------
+    #: The methods :mod:`sknce.export` exports, each built by :meth:`_inference_module`;
+    #: the first is the default ``method`` of the export functions. A new estimator lists
+    #: at least one (``tests/test_export_parity.py`` fails for a registry entry that
+    #: exports nothing), e.g. ``("transform",)`` or ``("predict_proba",
+    #: "predict_log_proba")``.
+    _exported_methods: tuple[str, ...] = ()
+
+    def _inference_module(self, method: str) -> torch.nn.Module:
+        """The inference path of ``method`` of this fitted estimator, as one torch module.
+
+        The one hook :mod:`sknce.export` asks (it knows no estimator by name). A new
+        estimator returns ``InferenceModule(body, n_features)``
+        (:class:`~sknce.nn._inference.InferenceModule`): ``body`` maps a batch of dense
+        float32 rows (``n_features = self.n_features_in_``; a sparse ``X`` arrives
+        densified) or of word ids padded with ``-1`` (``n_features=None``) to exactly
+        what ``method`` returns for the same inputs, in every mode the fitted estimator
+        can be in (its scaling of the input, multi-label outputs, ...). Build ``body``
+        from the fitted network (``self.net_.module_``) and fitted statistics as buffers,
+        reusing the parts of :mod:`sknce.nn._inference` (which the estimator's own
+        method should call too, so the two cannot drift); it may share them with the
+        estimator: the exporter copies and freezes the module. Only
+        torch operations that ``torch.export`` and the ONNX exporter trace (no numpy, no
+        data-dependent Python branches). ``tests/test_export_parity.py`` compares the
+        module, the exported program and the ONNX file in onnxruntime with the
+        estimator's output for every method, registry entry and mode.
+
+        Parameters
+        ----------
+        method : str
+            One of :attr:`_exported_methods`; the estimator is fitted (the exporter
+            checks both before the call).
+
+        Returns
+        -------
+        InferenceModule
+
+        Raises
+        ------
+        ValueError
+            When the fitted mode cannot be exported, saying why and the setting that
+            can (the regressor's ``predict_method="mode"``: set ``"mean"``).
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} lists {method!r} in _exported_methods without "
+            "implementing _inference_module."
+        )
+
     def _finite_output(self, out, method: str):
         """``out`` (one row per sample), or a ValueError naming the fix if it is not finite.
 

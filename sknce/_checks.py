@@ -10,16 +10,21 @@ every estimator.
 
 from __future__ import annotations
 
+import copy
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 import torch
+from joblib import effective_n_jobs
 
 __all__ = [
-    "HONOURED_PARAMS",
-    "NETWORK_PARAMS",
+    "APPLIED",
+    "FIXED",
+    "Fixed",
+    "apply_common_params",
     "built_params",
     "check_accelerator",
     "check_not_a_chunk_list",
@@ -27,7 +32,10 @@ __all__ = [
     "check_same_classes",
     "check_not_text",
     "check_sparse_structure",
-    "continue_with_params",
+    "check_continued_params",
+    "check_n_jobs",
+    "changed_params",
+    "undeclared_params",
 ]
 
 
@@ -154,39 +162,64 @@ def check_sparse_structure(X, name: str = "X") -> None:
 
 
 # --- continued fits (warm_start, partial_fit) after set_params ---------------------------
+#
+# Each estimator declares, for every parameter of its constructor, what a fit that
+# continues the fitted network does with a changed value (``BaseNCE._param_roles``,
+# merged from the base's as ``_parameter_constraints`` are): it applies it, or the
+# network was built with it and the change is refused.
 
-#: Parameters that fix the network's shape, its objective, its device or its validation
-#: split when it is built: a fit that continues the network cannot honour a change.
-NETWORK_PARAMS = (
-    "n_components",
-    "n_landmarks",
-    "embedding_dim",
-    "hidden_layer_sizes",
-    "input_bias",
-    "input_bias_layer_sizes",
-    "label_bias",
-    "encoder",
-    "scorer",
-    "landmarks",
-    "tied",
-    "objective",
-    "loss",
-    "base",
-    "adversarial",
-    "architecture",
-    "sparse_embeddings",
-    "device",
-    "accelerator",
-    "early_stopping",
-    "validation_fraction",
-)
+#: A parameter a continued fit applies: every fit (or inference) reads it afresh, or
+#: the estimator brings the fitted network up to date with it (:func:`apply_common_params`,
+#: ``BaseNCE._update_net``).
+APPLIED = "applied"
 
-#: Training settings a continued fit honours: it applies their new values to the network.
-HONOURED_PARAMS = ("batch_size", "optimizer", "optimizer_kwargs", "callbacks", "patience")
+
+@dataclass(frozen=True)
+class Fixed:
+    """A parameter the fitted network or state was built with: a continued fit refuses
+    a change of it.
+
+    Parameters
+    ----------
+    why : str
+        What the parameter fixed, completing "cannot honour the changed parameter(s)
+        ... (it ...)".
+    """
+
+    why: str = "fixes the network when it is built"
+
+
+#: The usual :class:`Fixed` role.
+FIXED = Fixed()
+
+
+def undeclared_params(estimator_class: type, roles: dict) -> list[str]:
+    """The constructor parameters of ``estimator_class`` without a role in ``roles``.
+
+    Parameters
+    ----------
+    estimator_class : type
+        A :class:`~sknce._base.BaseNCE` subclass.
+    roles : dict
+        Its ``_param_roles``.
+
+    Returns
+    -------
+    list of str
+        Sorted; roles must be :data:`APPLIED` or a :class:`Fixed`.
+    """
+    names = estimator_class._get_param_names()
+    bad = [n for n, r in roles.items() if r != APPLIED and not isinstance(r, Fixed)]
+    if bad:
+        raise TypeError(
+            f"{estimator_class.__name__}._param_roles gives {bad} a role that is neither "
+            "APPLIED nor a Fixed(...) (sknce._checks)."
+        )
+    return sorted(set(names) - set(roles))
 
 
 def built_params(estimator) -> dict:
-    """The values of :data:`NETWORK_PARAMS` and :data:`HONOURED_PARAMS` a network is built with.
+    """The parameters a network is built with (copies of lists, tuples and dicts).
 
     Parameters
     ----------
@@ -198,8 +231,10 @@ def built_params(estimator) -> dict:
         Stored on the network (``net.built_params``) to compare a continued fit's
         parameters with.
     """
-    names = [n for n in NETWORK_PARAMS + HONOURED_PARAMS if hasattr(estimator, n)]
-    params = {name: getattr(estimator, name) for name in names}
+    params = estimator.get_params(deep=False)
+    for name, value in params.items():
+        if isinstance(value, (list, tuple, dict, set)):
+            params[name] = copy.copy(value)
     params["callbacks"] = tuple(estimator.callbacks or ())
     params["optimizer_kwargs"] = dict(estimator.optimizer_kwargs or {})
     return params
@@ -210,14 +245,76 @@ def _differs(old, new) -> bool:
         return False
     if isinstance(old, (tuple, list)) and isinstance(new, (tuple, list)):
         return len(old) != len(new) or any(_differs(a, b) for a, b in zip(old, new))
+    if isinstance(old, dict) and isinstance(new, dict):
+        return old.keys() != new.keys() or any(_differs(old[k], new[k]) for k in old)
+    if isinstance(old, np.ndarray) and isinstance(new, np.ndarray):
+        return not np.array_equal(old, new)
     try:
         return bool(old != new)
-    except Exception:  # objects without a usable == (arrays, modules): compared by identity
+    except Exception:  # objects without a usable == (sparse matrices, modules): by identity
         return True
 
 
-def continue_with_params(estimator, net, how: str) -> None:
-    """Apply changed training settings to a continued fit's net; raise for those it cannot.
+def _shown(value, limit: int = 80) -> str:
+    """``repr(value)`` on one line, cut to ``limit`` characters (a message's value)."""
+    text = " ".join(repr(value).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def changed_params(built: dict, current: dict) -> list[str]:
+    """The names whose value in ``current`` differs from ``built`` (present in both)."""
+    return [n for n in current if n in built and _differs(built[n], current[n])]
+
+
+def check_continued_params(estimator, built: dict | None, roles: dict, how: str) -> None:
+    """Refuse a continued fit whose :class:`Fixed` parameters changed since the network was built.
+
+    Parameters
+    ----------
+    estimator : BaseNCE
+        Its current parameters.
+    built : dict or None
+        The parameters the network was built with (``net.built_params``; nets of
+        older versions lack them: nothing is checked).
+    roles : dict
+        The role of each parameter in this continued fit
+        (``estimator._continued_roles()``).
+    how : str
+        ``"partial_fit"`` or ``"fit"`` (with ``warm_start=True``), for the message.
+
+    Raises
+    ------
+    ValueError
+        Naming each changed parameter, what it fixed, and how to refit.
+    """
+    if built is None:
+        return
+    # compared as stored (optimizer_kwargs=None as {}, callbacks as a tuple), shown as set
+    current = built_params(estimator)
+    changed = [n for n in changed_params(built, current) if isinstance(roles.get(n), Fixed)]
+    if not changed:
+        return
+    shown = estimator.get_params(deep=False)
+    detail = "; ".join(
+        f"{n}: {_shown(built[n])} -> {_shown(shown[n])} (it {roles[n].why})" for n in changed
+    )
+    raise ValueError(
+        f"{type(estimator).__name__}.{how} continues the fitted network, which cannot "
+        f"honour the changed parameter(s) {detail}. To train with them, refit from "
+        "scratch: fit with warm_start=False (or on clone(estimator)); partial_fit "
+        "continues with the settings of its first call. Or set them back."
+    )
+
+
+def apply_common_params(estimator, net) -> None:
+    """Apply the changed common training settings to a continued fit's net.
+
+    Applied: a changed ``batch_size`` (an int; a change to ``"auto"`` keeps the
+    network's), ``optimizer`` and its options (a new optimizer, whose state starts
+    afresh), ``callbacks`` (sknce's own ones, then the new user callbacks) and the
+    early stopping's ``patience`` (``lr``, ``max_epochs`` and ``verbose`` are set on
+    the net by every fit). Call it after the net's snapshot: a failed fit puts the
+    net's settings back.
 
     Parameters
     ----------
@@ -225,35 +322,17 @@ def continue_with_params(estimator, net, how: str) -> None:
         Its current parameters.
     net : NCENet
         The fitted network, with ``built_params`` (nets of older versions lack them:
-        nothing is checked).
-    how : str
-        ``"partial_fit"`` or ``"fit"`` (with ``warm_start=True``), for the message.
-
-    Applied: a changed ``batch_size`` (an int; a change to ``"auto"`` keeps the
-    network's), ``optimizer`` and its options (a new optimizer, whose state starts
-    afresh), ``callbacks`` (sknce's own ones, then the new user callbacks) and the
-    early stopping's ``patience``. Call it after the net's snapshot: a failed fit
-    puts the net's settings back.
+        nothing is applied).
 
     Raises
     ------
     ValueError
-        Naming the changed parameters that fix the network, and how to refit.
+        When the new ``optimizer_kwargs`` drop an option of the fitted optimizer.
     """
     built = getattr(net, "built_params", None)
     if built is None:
         return
     current = built_params(estimator)
-    changed = [n for n in NETWORK_PARAMS if n in built and _differs(built[n], current[n])]
-    if changed:
-        detail = ", ".join(f"{n}: {built[n]!r} -> {current[n]!r}" for n in changed)
-        raise ValueError(
-            f"{type(estimator).__name__}.{how} continues the fitted network, which cannot "
-            f"honour the changed parameter(s) {detail}: they fix the network's shape, "
-            "objective, device or validation split when it is built. To train with them, "
-            "refit from scratch: fit with warm_start=False (or on clone(estimator)); "
-            "partial_fit continues with the settings of its first call. Or set them back."
-        )
     updates: dict = {}
     if _differs(built["batch_size"], current["batch_size"]) and not isinstance(
         current["batch_size"], str
@@ -264,9 +343,10 @@ def continue_with_params(estimator, net, how: str) -> None:
         dropped = sorted(set(old_kwargs) - set(new_kwargs))
         if dropped:
             raise ValueError(
-                f"{type(estimator).__name__}.{how} cannot remove the optimizer option(s) "
-                f"{dropped} from the fitted network's optimizer; set them to the value you "
-                "want instead, or refit from scratch (warm_start=False)."
+                f"{type(estimator).__name__} cannot remove the optimizer option(s) "
+                f"{dropped} from the fitted network's optimizer in a continued fit; set "
+                "them to the value you want instead, or refit from scratch "
+                "(warm_start=False)."
             )
         net.optimizer = estimator._optimizer_class()
         for key, value in new_kwargs.items():
@@ -275,15 +355,64 @@ def continue_with_params(estimator, net, how: str) -> None:
     if _differs(built["callbacks"], current["callbacks"]):
         own = list(net.callbacks)[: len(net.callbacks) - len(built["callbacks"])]
         updates["callbacks"] = own + list(current["callbacks"])
-    if "patience" in built and _differs(built["patience"], current["patience"]):
-        stopping = dict(net.callbacks_).get("early_stopping")
-        if stopping is not None:
-            stopping.patience = current["patience"]
     if updates:
         net.set_params(**updates)
     if "callbacks" in updates:
         net.initialize_callbacks()  # skorch's set_params initialises the previous list
+    stopping = dict(net.callbacks_).get("early_stopping")
+    if stopping is not None:
+        stopping.patience = estimator.patience
     net.built_params = current
+
+
+#: ``n_jobs`` may ask for up to this many threads per core of the machine.
+MAX_THREADS_PER_CORE = 4
+
+
+def check_n_jobs(n_jobs) -> int:
+    """The threads of a compiled step for ``n_jobs`` (joblib's meaning), or an error.
+
+    ``None`` means 1 (unless a ``joblib.parallel_config`` says otherwise) and ``-1``
+    every core (``-2`` all but one, ...), as in joblib.
+
+    Parameters
+    ----------
+    n_jobs : int or None
+        The estimator's parameter.
+
+    Returns
+    -------
+    int
+        The number of threads, at least 1.
+
+    Raises
+    ------
+    TypeError
+        If ``n_jobs`` is not an int or None (a bool, a float, a string).
+    ValueError
+        If ``n_jobs`` is 0, or asks for more than :data:`MAX_THREADS_PER_CORE`
+        threads per core of the machine.
+    """
+    if n_jobs is None:
+        return effective_n_jobs(None)
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)):
+        raise TypeError(
+            f"n_jobs must be an int or None, got {n_jobs!r} ({type(n_jobs).__name__}); "
+            "None or 1 for one thread, -1 for every core."
+        )
+    n_jobs = int(n_jobs)
+    if n_jobs == 0:
+        raise ValueError(
+            "n_jobs=0 asks for no thread; use None or 1 for one thread, -1 for every core."
+        )
+    cores = effective_n_jobs(-1)
+    if n_jobs > MAX_THREADS_PER_CORE * cores:
+        raise ValueError(
+            f"n_jobs={n_jobs} asks for more threads than {MAX_THREADS_PER_CORE} per core of "
+            f"this machine ({cores} cores): the compiled step's threads share the cores and "
+            "gain nothing beyond them. Use -1 for every core."
+        )
+    return effective_n_jobs(n_jobs)
 
 
 def check_same_classes(classes, classes_) -> None:
@@ -348,15 +477,8 @@ def check_optimizer_step(optimizer: type, kwargs: dict, lr: float, sparse: bool)
     ValueError
         Naming the combination and what to use instead.
     """
-    # from zeros: a random initialisation would draw from torch's global generator
-    table = torch.nn.Embedding.from_pretrained(torch.zeros(3, 2), freeze=False, sparse=sparse)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # what the stand-in's step says is not the fit's
-            step = optimizer(table.parameters(), lr=lr, **kwargs)
-            table(torch.tensor([0, 1])).sum().backward()
-            step.step()
-    except (RuntimeError, ValueError, TypeError, AssertionError) as error:
+    error = _first_step_error(optimizer, kwargs, lr, sparse)
+    if error is not None:
         if kwargs.get("capturable") or kwargs.get("fused"):
             option = "capturable=True" if kwargs.get("capturable") else "fused=True"
             raise ValueError(
@@ -364,7 +486,7 @@ def check_optimizer_step(optimizer: type, kwargs: dict, lr: float, sparse: bool)
                 f"for parameters on a GPU; this fit trains on the CPU ({error}). Remove "
                 f"{option.split('=')[0]} from optimizer_kwargs, or set device='cuda'."
             ) from None
-        if sparse:
+        if sparse and _first_step_error(optimizer, kwargs, lr, sparse=False) is None:
             raise ValueError(
                 f"sparse_embeddings=True gives sparse gradients, which {optimizer.__name__} "
                 f"with optimizer_kwargs={kwargs!r} cannot take ({error}). Use "
@@ -375,3 +497,24 @@ def check_optimizer_step(optimizer: type, kwargs: dict, lr: float, sparse: bool)
             f"optimizer={optimizer.__name__} with optimizer_kwargs={kwargs!r} and lr={lr} "
             f"fails on its first step: {error}"
         ) from None
+
+
+def _first_step_error(optimizer: type, kwargs: dict, lr: float, sparse: bool) -> Exception | None:
+    """What one step of ``optimizer`` on a stand-in CPU parameter raises, or None."""
+    # from zeros: a random initialisation would draw from torch's global generator
+    table = torch.nn.Embedding.from_pretrained(torch.zeros(3, 2), freeze=False, sparse=sparse)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # what the stand-in's step says is not the fit's
+            step = optimizer(table.parameters(), lr=lr, **kwargs)
+
+            def closure() -> torch.Tensor:  # as skorch steps: closure optimizers need it
+                step.zero_grad()
+                loss = table(torch.tensor([0, 1])).sum()
+                loss.backward()
+                return loss
+
+            step.step(closure)
+    except (RuntimeError, ValueError, TypeError, AssertionError) as error:
+        return error
+    return None

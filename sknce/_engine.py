@@ -447,8 +447,8 @@ class NCENet(NeuralNet):
 
         Modules and optimizers are restored in place, which keeps arrays that view
         the parameters (word vectors) valid; the history and every attribute of the
-        net (``lr``, ``max_epochs``, ``verbose``, what a fit cached) are put back as
-        they were.
+        net (``lr``, ``max_epochs``, ``verbose``, what a fit cached), of sknce's callbacks
+        and of its miner are put back as they were.
         """
         modules = {
             name: copy.deepcopy(getattr(self, name + "_").state_dict())
@@ -460,6 +460,11 @@ class NCENet(NeuralNet):
         }
         history = copy.deepcopy(self.history)
         attributes = dict(vars(self))
+        # a continued fit sets attributes of sknce's callbacks (patience, the chance loss)
+        # and of the miner (its settings); the user's callbacks keep what they saw
+        parts = [c for _, c in self.callbacks_ if type(c).__module__.startswith("sknce.")]
+        parts += [] if self.miner is None else [self.miner]
+        settings = [(part, dict(vars(part))) for part in parts]
 
         def restore() -> None:
             for name, state in modules.items():
@@ -470,5 +475,8 @@ class NCENet(NeuralNet):
                 delattr(self, name)
             vars(self).update(attributes)
             self.history = history
+            for part, state in settings:
+                vars(part).clear()
+                vars(part).update(state)
 
         return restore

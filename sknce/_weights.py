@@ -18,10 +18,10 @@ from sklearn.utils.class_weight import compute_sample_weight
 from sknce._compat import _check_sample_weight
 from sknce._data import Batch, to_device
 
-__all__ = ["WeightedSampler", "fit_weights", "unit_mean"]
+__all__ = ["WeightedSampler", "row_weights", "unit_mean"]
 
 
-def fit_weights(sample_weight, X, y=None, class_weight=None) -> np.ndarray | None:
+def row_weights(sample_weight, X, y=None, class_weight=None) -> np.ndarray | None:
     """The weights of the rows of a fit's ``X``: validated, times the class weights.
 
     Parameters

@@ -2,11 +2,14 @@
 
 :func:`to_torch_module` gives a plain :class:`torch.nn.Module` (CPU, float32, eval
 mode, no reference to the estimator) that maps a dense float tensor of inputs to what
-``transform`` or ``predict_proba`` returns: the input scaling, the network and the
-output normalisation of the estimator, in torch. :func:`to_torch_export` traces it
-with :func:`torch.export.export` (a batch dimension of any size) and :func:`to_onnx`
-writes it as an ONNX model (the optional extra ``export``: ``onnx`` and
-``onnxscript``).
+``transform``, ``predict_proba`` or ``predict`` returns. The estimator builds it: each
+estimator provides the inference module of each method it exports (the hook
+``BaseNCE._inference_module``, with the methods listed in ``_exported_methods``), from
+its own fitted network and statistics, so a new estimator or mode exports without any
+change here, and a mode that cannot be exported is refused by the estimator, which
+says why. :func:`to_torch_export` traces the module with :func:`torch.export.export` (a
+batch dimension of any size) and :func:`to_onnx` writes it as an ONNX model (the
+optional extra ``export``: ``onnx`` and ``onnxscript``).
 
 :class:`~sknce.ACEWord2Vec` documents are token lists: its module takes word ids,
 padded with ``-1``, which :func:`word_ids` builds from the estimator's vocabulary.
@@ -15,164 +18,20 @@ padded with ``-1``, which :func:`word_ids` builds from the estimator's vocabular
 from __future__ import annotations
 
 import copy
-import math
+import os
 import re
 import warnings
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from sklearn.utils.validation import check_is_fitted
 from torch import nn
 
+from sknce.nn._inference import InferenceModule as _InferenceModule
+
 __all__ = ["to_onnx", "to_torch_export", "to_torch_module", "word_ids"]
-
-
-def _buffer(values) -> torch.Tensor:
-    return torch.as_tensor(np.asarray(values, dtype=np.float32))
-
-
-class _BagInput(nn.Module):
-    """The network's input from counts: ``sknce._bags.normalize_bags`` in torch.
-
-    Parameters
-    ----------
-    bag : {"log1p-idf", "tf", "log1p", "counts"}
-        The representation (see ``sknce._bags.normalize_bags``).
-    idf : ndarray of shape (n_words,) or None
-        The fitted inverse document frequencies (``"log1p-idf"`` only).
-    """
-
-    def __init__(self, bag: str, idf: np.ndarray | None) -> None:
-        super().__init__()
-        self.bag = bag
-        self.register_buffer("idf", None if idf is None else _buffer(idf))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if self.bag == "tf":
-            total = x.sum(dim=1, keepdim=True)
-            return torch.where(total > 0, x / torch.where(total > 0, total, 1.0), 0.0)
-        if self.bag == "log1p":
-            return torch.log1p(x)
-        if self.bag == "log1p-idf":
-            # sklearn's normalize: an empty row stays zero
-            return F.normalize(torch.log1p(x) * self.idf, dim=1, eps=1e-30)
-        return x
-
-
-class _StandardInput(nn.Module):
-    """``(x - mean) / scale``, as ``sknce.contrastive._scaling.scale_input`` computes it."""
-
-    def __init__(self, mean: np.ndarray | None, scale: np.ndarray) -> None:
-        super().__init__()
-        self.register_buffer("mean", None if mean is None else _buffer(mean))
-        self.register_buffer("inverse", _buffer(1.0 / np.asarray(scale)))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return (x if self.mean is None else x - self.mean) * self.inverse
-
-
-class _EncoderTransform(nn.Module):
-    """Input scaling, then an encoder, then an optional row norm: ``transform``."""
-
-    def __init__(self, scaling: nn.Module, encoder: nn.Module, row_norm: float | None) -> None:
-        super().__init__()
-        self.scaling = scaling
-        self.encoder = encoder
-        self.row_norm = row_norm
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        z = self.encoder(self.scaling(x))
-        if self.row_norm is not None:
-            z = F.normalize(z, dim=1) * self.row_norm
-        return z
-
-
-class _LandmarkTransform(nn.Module):
-    """Log-odds against the cached landmark encodings, capped, then the output form."""
-
-    def __init__(self, estimator, bags: _BagInput) -> None:
-        from sknce.documents._embedders import _LANDMARK_NORM, _MAX_LOG_ODDS
-        from sknce.nn import BilinearScorer
-
-        super().__init__()
-        self.bags = bags
-        self.scorer = copy.deepcopy(estimator._scorer).cpu().float()
-        self.bilinear = isinstance(self.scorer, BilinearScorer)
-        with torch.no_grad():
-            right = self.scorer.encode_right(bags(_dense(estimator.landmarks_)))
-        self.register_buffer("right", right)
-        self.cap = _MAX_LOG_ODDS if estimator.clip is None else math.log(estimator.clip)
-        self.output = estimator.output
-        self.norm = _LANDMARK_NORM
-        standardized = self.output in ("standardized", "normalized")
-        self.register_buffer("mean", _buffer(estimator.output_mean_) if standardized else None)
-        self.register_buffer("scale", _buffer(estimator.output_scale_) if standardized else None)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        left = self.scorer.encode_left(self.bags(x))
-        if self.bilinear:
-            f = left @ self.right.T
-        else:
-            f = self.scorer.combine(left.unsqueeze(1), self.right.unsqueeze(0))
-        f = f.clamp(max=self.cap)
-        if self.output == "exp":
-            return f.exp()
-        if self.output == "log-odds":
-            return f
-        f = (f - self.mean) / self.scale
-        if self.output == "normalized":
-            f = F.normalize(f, dim=1, eps=1e-12) * self.norm
-        return f
-
-
-class _ClassProbabilities(nn.Module):
-    """Scores of every class, normalised: ``predict_proba`` or ``predict_log_proba``."""
-
-    def __init__(self, scorer: nn.Module, log: bool) -> None:
-        super().__init__()
-        self.scorer = scorer
-        self.log = log
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h, b = self.scorer.encode(x)
-        log_proba = torch.log_softmax(self.scorer.score_range(h, b), dim=1)
-        return log_proba if self.log else log_proba.exp()
-
-
-class _WordMeanTransform(nn.Module):
-    """Weighted mean of word vectors of padded word ids (``-1``: no word), as ACEWord2Vec's."""
-
-    def __init__(self, estimator) -> None:
-        super().__init__()
-        self.register_buffer("vectors", _buffer(estimator.vectors_))
-        from sknce.words._weighting import word_weights
-
-        weights = word_weights(estimator)
-        self.register_buffer("weights", None if weights is None else _buffer(weights))
-        self.weighting = estimator.weighting
-        sif = self.weighting == "sif"
-        self.register_buffer("component", _buffer(estimator.sif_component_) if sif else None)
-
-    def forward(self, ids: torch.Tensor) -> torch.Tensor:
-        present = ids >= 0
-        safe = ids.clamp(min=0)
-        count = present.sum(dim=1, keepdim=True).to(self.vectors.dtype)
-        w = present.to(self.vectors.dtype)
-        if self.weights is not None:
-            w = w * self.weights[safe]
-        total = (w.unsqueeze(2) * self.vectors[safe]).sum(dim=1)
-        denominator = w.sum(dim=1, keepdim=True) if self.weighting == "tfidf" else count
-        out = torch.where(count > 0, total / torch.where(count > 0, denominator, 1.0), 0.0)
-        if self.component is not None:
-            out = out - (out * self.component).sum(dim=1, keepdim=True) * self.component
-        return out
-
-
-def _dense(X) -> torch.Tensor:
-    X = X.toarray() if hasattr(X, "toarray") else np.asarray(X)
-    return torch.as_tensor(np.asarray(X, dtype=np.float32))
 
 
 def _frozen(module: nn.Module) -> nn.Module:
@@ -182,41 +41,62 @@ def _frozen(module: nn.Module) -> nn.Module:
     return module
 
 
-_METHODS = {
-    "LatentClassNCEEmbedder": ("transform",),
-    "DirectNCEEmbedder": ("transform",),
-    "LandmarkNCEEmbedder": ("transform",),
-    "ACEWord2Vec": ("transform",),
-    "ConditionalNCEClassifier": ("predict_proba", "predict_log_proba"),
-}
+def _exported_methods(estimator) -> tuple[str, ...]:
+    """The methods ``estimator`` exports; a TypeError when it is not an sknce estimator."""
+    methods = getattr(type(estimator), "_exported_methods", None)
+    if not methods:
+        from sknce._base import BaseNCE
+
+        what = (
+            f"a {type(estimator).__name__}, which exports no method"
+            if isinstance(estimator, BaseNCE)
+            else f"{type(estimator).__name__!r}, not an sknce estimator"
+        )
+        raise TypeError(f"to_torch_module exports a fitted sknce estimator; got {what}.")
+    return methods
 
 
 def to_torch_module(estimator, method: str | None = None) -> nn.Module:
     """The inference path of a fitted estimator as one torch module.
 
-    The module holds copies of the fitted network and statistics (on the CPU, in
-    float32, in eval mode, gradients off), so it keeps working when the estimator
-    changes or is gone, and can be scripted, exported or saved with
-    :func:`torch.save`. Its ``forward`` takes a dense float32 tensor of shape
-    ``(n_samples, n_features_in_)``, the values one passes to the method, and returns
-    the method's output (up to float32 rounding). For
+    The estimator builds the module (see the module's docstring); it holds copies of
+    the fitted network and statistics (on the CPU, in float32, in eval mode,
+    gradients off), so it keeps working when the estimator changes or is gone, and can
+    be scripted, exported or saved with :func:`torch.save`. Its ``forward`` takes a
+    dense float32 tensor of shape ``(n_samples, n_features_in_)``, the values one passes
+    to the method, and returns the method's output (up to float32 rounding). For
     :class:`~sknce.ACEWord2Vec` it takes word ids of shape ``(n_documents, length)``
-    padded with ``-1`` (:func:`word_ids`).
+    padded with ``-1`` (:func:`word_ids`). The module states its input:
+    ``n_features`` (``None`` for word ids), ``input_dtype`` and ``example()``.
 
     Parameters
     ----------
     estimator : fitted sknce estimator
         :class:`~sknce.LatentClassNCEEmbedder`, :class:`~sknce.DirectNCEEmbedder`,
         :class:`~sknce.LandmarkNCEEmbedder`, :class:`~sknce.ACEWord2Vec` (method
-        ``"transform"``) or :class:`~sknce.ConditionalNCEClassifier`
-        (``"predict_proba"``, ``"predict_log_proba"``).
+        ``"transform"``), :class:`~sknce.ConditionalNCEClassifier`
+        (``"predict_proba"``, ``"predict_log_proba"``; multi-label: each label's own
+        probability, as the estimator's) or :class:`~sknce.ConditionalNCERegressor`
+        (``"predict"`` with ``predict_method="mean"``).
     method : str or None, default=None
         The method whose output the module computes; ``None``: the estimator's
-        first (``transform``, or ``predict_proba`` for the classifier).
+        first (``transform``, ``predict_proba`` for the classifier, ``predict`` for
+        the regressor).
 
     Returns
     -------
     torch.nn.Module
+
+    Raises
+    ------
+    TypeError
+        If ``estimator`` is not an sknce estimator that exports a method, or
+        ``method`` is not a string.
+    ValueError
+        If the estimator does not export ``method``, or its fitted mode cannot be
+        exported (the message says why).
+    sklearn.exceptions.NotFittedError
+        If the estimator is not fitted.
 
     Examples
     --------
@@ -231,59 +111,43 @@ def to_torch_module(estimator, method: str | None = None) -> nn.Module:
     >>> bool(np.allclose(Z, est.transform(X), atol=1e-5))
     True
     """
+    methods = _exported_methods(estimator)
     name = type(estimator).__name__
-    methods = _METHODS.get(name)
-    if methods is None:
-        supported = ", ".join(_METHODS)
-        raise TypeError(
-            f"to_torch_module exports {supported}; got a {name}. The "
-            "ConditionalNCERegressor's density needs scipy's Student-t functions and is "
-            "not exported; call its predict from Python."
-        )
-    method = methods[0] if method is None else method
+    if method is None:
+        method = methods[0]
+    elif not isinstance(method, str):
+        raise TypeError(f"method must be a str such as {methods[0]!r}, got {method!r}.")
     if method not in methods:
         raise ValueError(
             f"A {name} exports method {' or '.join(map(repr, methods))}; got {method!r}."
         )
     check_is_fitted(estimator)
-    if name == "ACEWord2Vec":
-        return _frozen(_WordMeanTransform(estimator))
-    if name == "ConditionalNCEClassifier":
-        scorer = copy.deepcopy(estimator.net_.module_)
-        return _frozen(_ClassProbabilities(scorer, log=method == "predict_log_proba"))
-    if name == "LatentClassNCEEmbedder":
-        return _frozen(
-            _EncoderTransform(
-                _latent_scaling(estimator), copy.deepcopy(estimator.net_.module_.encoder), None
-            )
+    module = estimator._inference_module(method)
+    if not isinstance(module, _InferenceModule):
+        raise TypeError(
+            f"{name}._inference_module({method!r}) returned a {type(module).__name__}; it "
+            "must return an sknce.nn._inference.InferenceModule."
         )
-    bags = _BagInput(estimator.bag, getattr(estimator, "idf_", None))
-    if name == "LandmarkNCEEmbedder":
-        return _frozen(_LandmarkTransform(estimator, bags))
-    from sknce.documents._embedders import _OUTPUT_NORM
-
-    encoder = _LeftEncoder(copy.deepcopy(estimator._scorer))
-    norm = _OUTPUT_NORM if estimator.output == "normalized" else None
-    return _frozen(_EncoderTransform(bags, encoder, norm))
+    return _frozen(copy.deepcopy(module))
 
 
-class _LeftEncoder(nn.Module):
-    """``scorer.encode_left`` as a module's forward."""
-
-    def __init__(self, scorer: nn.Module) -> None:
-        super().__init__()
-        self.scorer = scorer
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.scorer.encode_left(x)
+#: Most columns :func:`word_ids` pads a document to.
+_MAX_LENGTH = 2**24
 
 
-def _latent_scaling(estimator) -> nn.Module:
-    if estimator.scaling_ == "standard":
-        return _StandardInput(estimator.input_mean_, estimator.input_scale_)
-    if estimator.scaling_ == "log1p-idf":
-        return _BagInput("log1p-idf", estimator.idf_)
-    return nn.Identity()
+def _check_length(length) -> int | None:
+    if length is None:
+        return None
+    if isinstance(length, bool) or not isinstance(length, (int, np.integer)):
+        raise TypeError(f"length must be an int or None, got {length!r}.")
+    if length < 0:
+        raise ValueError(f"length must be an int from 0, or None; got {length}.")
+    if length > _MAX_LENGTH:
+        raise ValueError(
+            f"length={length} pads each document to more than {_MAX_LENGTH:,} word ids (the "
+            "tensor would not fit in memory); pass the longest document's length, or None."
+        )
+    return int(length)
 
 
 def word_ids(estimator, documents, length: int | None = None) -> torch.Tensor:
@@ -302,12 +166,41 @@ def word_ids(estimator, documents, length: int | None = None) -> torch.Tensor:
     -------
     LongTensor of shape (n_documents, length)
         Ids, padded with ``-1``.
+
+    Raises
+    ------
+    TypeError
+        If ``estimator`` is not an ACEWord2Vec, ``documents`` is a single string or
+        not an iterable, a token is not hashable (naming the document), or ``length``
+        is not an int.
+    ValueError
+        If ``length`` is negative, larger than 2**24, or shorter than a document's
+        in-vocabulary words.
+    sklearn.exceptions.NotFittedError
+        If the estimator is not fitted.
     """
-    check_is_fitted(estimator)
+    from sknce.words import ACEWord2Vec
     from sknce.words._weighting import encoded
 
+    if not isinstance(estimator, ACEWord2Vec):
+        raise TypeError(
+            f"word_ids takes a fitted ACEWord2Vec (its vocabulary gives the ids); got a "
+            f"{type(estimator).__name__}."
+        )
+    width = _check_length(length)
+    if isinstance(documents, (str, bytes)):
+        raise TypeError(
+            "documents is a single string; pass an iterable of documents, e.g. [text]."
+        )
+    if not isinstance(documents, Iterable):
+        raise TypeError(
+            "documents must be an iterable of documents (token lists or strings), got "
+            f"{type(documents).__name__}."
+        )
+    check_is_fitted(estimator)
     rows = list(encoded(estimator, documents))
-    width = max((len(r) for r in rows), default=0) if length is None else int(length)
+    if width is None:
+        width = max((len(r) for r in rows), default=0)
     out = torch.full((len(rows), width), -1, dtype=torch.long)
     for i, ids in enumerate(rows):
         if len(ids) > width:
@@ -317,12 +210,6 @@ def word_ids(estimator, documents, length: int | None = None) -> torch.Tensor:
             )
         out[i, : len(ids)] = torch.from_numpy(ids)
     return out
-
-
-def _example(estimator) -> torch.Tensor:
-    if type(estimator).__name__ == "ACEWord2Vec":
-        return torch.zeros((2, 3), dtype=torch.long)
-    return torch.zeros((2, estimator.n_features_in_), dtype=torch.float32)
 
 
 def to_torch_export(estimator, method: str | None = None):
@@ -344,9 +231,9 @@ def to_torch_export(estimator, method: str | None = None):
         Call ``program.module()(x)``; save it with :func:`torch.export.save`.
     """
     module = to_torch_module(estimator, method)
-    example = _example(estimator)
+    example = module.example()
     dims = {0: torch.export.Dim.DYNAMIC}
-    if example.dtype == torch.long:
+    if module.n_features is None:  # word ids of any length
         dims[1] = torch.export.Dim.DYNAMIC
     return torch.export.export(module, (example,), dynamic_shapes=({**dims},), strict=False)
 
@@ -370,6 +257,13 @@ def to_onnx(estimator, path: str | Path, method: str | None = None) -> Path:
     -------
     Path
         ``path``.
+
+    Raises
+    ------
+    TypeError, ValueError, IsADirectoryError, FileNotFoundError
+        For a ``path`` that is not a string or path, is empty or holds a null
+        character, is a directory, or lies in a directory that does not exist
+        (checked before the model is traced); and as :func:`to_torch_module`.
     """
     for requirement in ("onnx", "onnxscript"):
         try:
@@ -380,8 +274,8 @@ def to_onnx(estimator, path: str | Path, method: str | None = None) -> Path:
             ) from error
     # The exported program (dynamic shapes already resolved) converts where the module
     # with dynamic_axes fails to decompose.
+    path = _onnx_path(path)
     program = to_torch_export(estimator, method)
-    path = Path(path)
     with warnings.catch_warnings():
         # torch's exporter calls its own deprecated pytree API (torch 2.13); not ours to fix.
         warnings.filterwarnings(
@@ -389,5 +283,24 @@ def to_onnx(estimator, path: str | Path, method: str | None = None) -> Path:
         )
         torch.onnx.export(
             program, (), str(path), input_names=["x"], output_names=["out"], dynamo=True
+        )
+    return path
+
+
+def _onnx_path(path) -> Path:
+    """``path`` as a Path to write, or the error naming what is wrong with it."""
+    if not isinstance(path, (str, os.PathLike)) or isinstance(path, bytes):
+        raise TypeError(f"path must be a str or a path-like object, got {path!r}.")
+    if not str(path):
+        raise ValueError("path is empty; give the .onnx file to write.")
+    if "\x00" in str(path):
+        raise ValueError(f"path {str(path)!r} holds a null character, which no file name can.")
+    path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"path {str(path)!r} is a directory; name the .onnx file in it.")
+    if not path.parent.is_dir():
+        raise FileNotFoundError(
+            f"the directory {str(path.parent)!r} of path {str(path)!r} does not exist; "
+            "create it first."
         )
     return path

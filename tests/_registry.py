@@ -99,6 +99,26 @@ GROUPS = DataKind("groups", _blobs, refused=_misshapen)
 REGRESSION = DataKind("regression", _line, refused=_misshapen)
 
 
+def _label_sets(n_samples: int, seed: int) -> tuple:
+    """Blobs and a label indicator: each row's class, and other labels at random."""
+    X, y = _blobs(n_samples, seed)
+    rng = np.random.default_rng(seed + 1)
+    Y = (rng.random((n_samples, 6)) < 0.3).astype(np.int64)
+    Y[np.arange(n_samples), y] = 1
+    return X, Y
+
+
+def _sentences(n_samples: int, seed: int) -> tuple:
+    docs, y = _planted_words(n_samples, seed)
+    return [" ".join(doc) for doc in docs], y
+
+
+#: Multi-label targets: a 0/1 indicator of six labels, every row with one at least.
+MULTILABEL = DataKind("multilabel", _label_sets, refused=_misshapen)
+#: Documents as strings (split by the estimator's tokenizer).
+TEXT = DataKind("text", _sentences, refused=lambda X, y: (["a b", 3], y), array=False)
+
+
 # --- how a fit is judged ----------------------------------------------------------------
 def own_score(entry: Entry, estimator, X, y) -> float:
     """The estimator's ``score`` (accuracy, R², minus a contrastive loss)."""
@@ -146,6 +166,26 @@ TASKS = ("classifier", "regressor", "transformer", "density")
 
 
 @dataclass(frozen=True)
+class Mode:
+    """Another way of fitting an estimator, for the tests that cover every mode (the
+    export parity test, the continued-fit test).
+
+    Parameters
+    ----------
+    params : dict, default={}
+        Settings over the entry's ``params``.
+    data : DataKind or None, default=None
+        The kind of data; ``None``: the entry's.
+    first_call : callable or None, default=None
+        What the first ``partial_fit`` call needs besides the data; ``None``: the entry's.
+    """
+
+    params: dict = field(default_factory=dict)
+    data: DataKind | None = None
+    first_call: Callable[[object], dict] | None = None
+
+
+@dataclass(frozen=True)
 class Entry:
     """What the cross-estimator tests know of one estimator.
 
@@ -187,6 +227,9 @@ class Entry:
         in the estimator's docstring).
     grid : dict, default={"max_epochs": [1, 2]}
         The grid of the grid-search round trip.
+    modes : dict of str to Mode, default={}
+        The estimator's other modes (regimes, outputs, kinds of input) that the tests of
+        every mode fit besides ``params`` on ``data``.
     """
 
     data: DataKind
@@ -204,6 +247,11 @@ class Entry:
     exact: dict = field(default_factory=dict)
     expected_failed_checks: dict = field(default_factory=dict)
     grid: dict = field(default_factory=lambda: {"max_epochs": [1, 2]})
+    modes: dict = field(default_factory=dict)
+
+    def all_modes(self) -> dict:
+        """``{"default": Mode()}`` and :attr:`modes`."""
+        return {"default": Mode(), **self.modes}
 
     def args(self, X, y) -> tuple:
         """The data arguments of ``fit``: ``(X, y)``, or ``(X,)`` when it takes no ``y``."""
@@ -255,6 +303,12 @@ REGISTRY: dict[str, Entry] = {
         streaming=dict(n_landmarks=8),
         exact={"early_stopping": False},
         expected_failed_checks=WEIGHTS_NOT_REPEATS,
+        modes={
+            "pair": Mode(dict(scorer="pair")),
+            "exp": Mode(dict(output="exp", bag="counts")),
+            "log-odds": Mode(dict(output="log-odds", hidden_layer_sizes=())),
+            "standardized": Mode(dict(output="standardized", bag="tf")),
+        },
     ),
     "DirectNCEEmbedder": Entry(
         data=COUNTS,
@@ -269,6 +323,10 @@ REGISTRY: dict[str, Entry] = {
         streaming=dict(n_components=8),
         exact={"early_stopping": False},
         expected_failed_checks=WEIGHTS_NOT_REPEATS,
+        modes={
+            "raw": Mode(dict(output="raw", bag="tf")),
+            "log1p": Mode(dict(bag="log1p", hidden_layer_sizes=(8, 6))),
+        },
     ),
     # words (Bose & Cao)
     "ACEWord2Vec": Entry(
@@ -292,6 +350,13 @@ REGISTRY: dict[str, Entry] = {
         network_change={"n_components": 5},
         # partial_fit over a corpus: tests/words; the planted word groups: test_distributed
         exact={"min_lr_ratio": 1.0, "adversarial_warmup": 0.0, "n_jobs": 1},
+        modes={
+            "subwords": Mode(dict(subwords=True, min_n=2, max_n=3, bucket=50)),
+            "tfidf": Mode(dict(weighting="tfidf")),
+            "sif": Mode(dict(weighting="sif")),
+            "nce": Mode(dict(adversarial=False, objective="nce")),
+            "text": Mode(dict(early_stopping=True), TEXT),
+        },
     ),
     # conditional (Ma & Collins)
     "ConditionalNCEClassifier": Entry(
@@ -318,6 +383,12 @@ REGISTRY: dict[str, Entry] = {
         # from there, not from the last epoch, once a validation loss has risen.
         exact={"early_stopping": False},
         expected_failed_checks=WEIGHTS_NOT_REPEATS,
+        modes={
+            # fastText's regime: the bag encoder of sparse counts, trained by the kernel
+            "bag": Mode(dict(hidden_layer_sizes="auto", lr="auto", n_jobs=1), COUNTS),
+            "multilabel": Mode(data=MULTILABEL, first_call=lambda y: {}),
+            "binary": Mode(dict(objective="binary", input_bias=True, self_normalization=0.1)),
+        },
     ),
     "ConditionalNCERegressor": Entry(
         data=REGRESSION,
@@ -366,6 +437,10 @@ REGISTRY: dict[str, Entry] = {
                 for check, reason in WEIGHTS_NOT_REPEATS.items()
             },
         },
+        modes={
+            "mode": Mode(dict(predict_method="mode")),
+            "no-base": Mode(dict(base=None, predict_method="mean")),
+        },
     ),
     # contrastive (Awasthi et al.)
     "LatentClassNCEEmbedder": Entry(
@@ -382,6 +457,11 @@ REGISTRY: dict[str, Entry] = {
         quality=(Quality(probe_accuracy, 0.9),),  # chance 1/6
         streaming=dict(n_components=8, n_negatives=4),
         expected_failed_checks=WEIGHTS_NOT_REPEATS,
+        modes={
+            "unscaled": Mode(dict(scaling="none")),
+            "idf": Mode(dict(scaling="log1p-idf"), COUNTS),
+            "sparse-standard": Mode(dict(scaling="standard"), COUNTS),
+        },
     ),
 }
 

@@ -24,7 +24,8 @@ def test_an_entry_holds_settings_the_estimator_accepts(name):
     estimator = getattr(sknce, name)()
     accepted = set(estimator.get_params())
     settings = (entry.params, entry.tiny, entry.streaming or {}, entry.distributed, entry.exact)
-    for values in (*settings, entry.network_change, entry.grid):
+    modes = [mode.params for mode in entry.modes.values()]
+    for values in (*settings, entry.network_change, entry.grid, *modes):
         assert set(values) <= accepted, sorted(set(values) - accepted)
     ((param, value),) = entry.network_change.items()
     assert value != entry.params.get(param, estimator.get_params()[param])

@@ -4,26 +4,26 @@ import numpy as np
 import pytest
 import torch
 
-from sknce._weights import WeightedSampler, fit_weights, unit_mean
+from sknce._weights import WeightedSampler, row_weights, unit_mean
 from sknce.conditional._sampler import LabelSampler
 from sknce.noise import CategoricalNoise
 
 
-def test_fit_weights_multiply_class_weights_and_unit_mean_scales():
+def test_row_weights_multiply_class_weights_and_unit_mean_scales():
     X = np.zeros((4, 2))
     y = np.array([0, 0, 0, 1])
-    assert fit_weights(None, X) is None
-    assert unit_mean(fit_weights(np.full(4, 0.25), X)) is None  # equal: unweighted, exactly
-    np.testing.assert_allclose(unit_mean(fit_weights([1, 1, 2, 4], X)), [0.5, 0.5, 1, 2])
+    assert row_weights(None, X) is None
+    assert unit_mean(row_weights(np.full(4, 0.25), X)) is None  # equal: unweighted, exactly
+    np.testing.assert_allclose(unit_mean(row_weights([1, 1, 2, 4], X)), [0.5, 0.5, 1, 2])
     # "balanced": n / (n_classes * count): 2/3 for class 0, 2 for class 1
-    np.testing.assert_allclose(fit_weights(None, X, y, "balanced"), [2 / 3, 2 / 3, 2 / 3, 2])
-    np.testing.assert_allclose(fit_weights([1, 2, 1, 1], X, y, {0: 1, 1: 3}), [1, 2, 1, 3])
+    np.testing.assert_allclose(row_weights(None, X, y, "balanced"), [2 / 3, 2 / 3, 2 / 3, 2])
+    np.testing.assert_allclose(row_weights([1, 2, 1, 1], X, y, {0: 1, 1: 3}), [1, 2, 1, 3])
     with pytest.raises(ValueError, match="positive weight"):
-        unit_mean(fit_weights([1, 1, 1, 0], X, y, {0: 0, 1: 0}))
+        unit_mean(row_weights([1, 1, 1, 0], X, y, {0: 0, 1: 0}))
     with pytest.raises(ValueError):
-        fit_weights([1, -1, 1, 1], X)
+        row_weights([1, -1, 1, 1], X)
     with pytest.raises(ValueError):
-        fit_weights([1, 1, 1], X)
+        row_weights([1, 1, 1], X)
 
 
 def test_weighted_sampler_puts_each_rows_weight_in_the_targets():

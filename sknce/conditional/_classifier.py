@@ -21,15 +21,18 @@ from sknce._bags import (
     smooth_idf,
 )
 from sknce._base import (
+    APPLIED,
     ENCODER_CONSTRAINT,
+    FIXED,
     BaseNCE,
     FitPlan,
+    Fixed,
     auto_epochs,
     check_sortable_labels,
     common_params,
 )
 from sknce._callbacks import ChanceAwareEarlyStopping, LinearDecay
-from sknce._checks import check_not_a_chunk_list, check_same_classes
+from sknce._checks import check_n_jobs, check_not_a_chunk_list, check_same_classes
 from sknce._compat import Interval, StrOptions, check_is_fitted, validate_data
 from sknce._data import (
     SampledDataset,
@@ -45,7 +48,6 @@ from sknce.conditional._plan import (
     END_LR,
     ClassifierPlan,
     DataFacts,
-    check_n_jobs,
     resolve_plan,
 )
 from sknce.conditional._sampler import LabelSampler
@@ -59,6 +61,7 @@ from sknce.losses import (
     SoftmaxLoss,
 )
 from sknce.nn import MLP, BagEncoder, BagWeighting, DenseInput, LabelScorer, LinearLabelScorer
+from sknce.nn._inference import InferenceModule, LabelProbabilities
 from sknce.noise import CategoricalNoise, UniformNoise, UnigramNoise
 
 __all__ = ["ConditionalNCEClassifier"]
@@ -89,6 +92,9 @@ _EPOCH_RANGE = (10, 200)
 #: Number of labels scored at once at inference: a (1024, 4096) float32 block is 16 MiB.
 _CLASS_CHUNK = 4096
 
+
+#: The role of the parameters of the labels and the noise in a continued fit.
+_LABELS = Fixed("fixed the labels and the noise distribution")
 
 _LABEL_SETS_FIX = (
     "Give a label-indicator matrix instead (scipy.sparse CSR or dense 0/1, one column "
@@ -538,6 +544,32 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         "bag": [StrOptions({"auto", *BAGS})],
     }
 
+    _param_roles: dict = {
+        **BaseNCE._param_roles,
+        "n_negatives": APPLIED,
+        "n_norm_samples": APPLIED,
+        "shared_negatives": APPLIED,
+        "remove_accidental_hits": APPLIED,
+        "class_weight": APPLIED,
+        "multilabel_threshold": APPLIED,
+        "n_jobs": APPLIED,
+        "objective": Fixed("fixed the objective"),
+        "self_normalization": Fixed("fixed the objective"),
+        "noise": _LABELS,
+        "noise_power": _LABELS,
+        "classes": _LABELS,
+        "input_bias": FIXED,
+        "input_bias_layer_sizes": FIXED,
+        "hidden_layer_sizes": FIXED,
+        "encoder": FIXED,
+        "embedding_dim": FIXED,
+        "label_bias": FIXED,
+        "dropout": FIXED,
+        "sparse_embeddings": FIXED,
+        "init": Fixed("set where the network started"),
+        "bag": Fixed("fixed the network's reading of X (idf_ and the weighting)"),
+    }
+
     def __init__(
         self,
         *,
@@ -673,6 +705,21 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             return BagRankingStep(plan.n_jobs)
         return super()._make_step()
 
+    def _continued_roles(self) -> dict:
+        """After a fit by a compiled step, an optimizer or options that leave it are fixed:
+        the step trains by the plan's optimizer without options."""
+        roles = super()._continued_roles()
+        plan = self.plan_
+        optimizer, kwargs = self.optimizer, self.optimizer_kwargs
+        if not plan.kernel or (optimizer in (torch.optim.Adam, plan.optimizer) and not kwargs):
+            return roles
+        regime = Fixed(
+            f"chose the compiled step of the {plan.regime} regime (plan_.kernel), which "
+            f"trains by {plan.optimizer.__module__}.{plan.optimizer.__name__} without "
+            "options: that optimizer without optimizer_kwargs continues it"
+        )
+        return {**roles, "optimizer": regime, "optimizer_kwargs": regime}
+
     def _make_scorer(self, n_features: int, log_prior: np.ndarray):
         """The scorer of a new fit, started at ``log_prior`` with ``init="prior"``."""
         plan = self._classifier_plan
@@ -776,6 +823,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
     def _check_params(self) -> None:
         self._check_hidden()
         self._check_hidden("input_bias_layer_sizes")
+        check_n_jobs(self.n_jobs)
 
     def _validate_fit_data(self, X, y, *, reset: bool, partial: bool, classes=None) -> _Labelled:
         # what validate_data would say first about X (a list of chunks), or about no y
@@ -1180,6 +1228,16 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         return super().partial_fit(X, y, classes=classes, sample_weight=sample_weight)
 
     # --- inference ------------------------------------------------------------------
+    _exported_methods = ("predict_proba", "predict_log_proba")
+
+    def _inference_module(self, method: str) -> InferenceModule:
+        """Every class's (log-)probability: the softmax of the scores, or with a label
+        indicator (``multilabel_``) each label's own sigmoid, as :meth:`predict_log_proba`."""
+        body = LabelProbabilities(
+            self.net_.module_, log=method == "predict_log_proba", multilabel=self.multilabel_
+        )
+        return InferenceModule(body, self.n_features_in_)
+
     def _validated(self, X):
         """Validated ``X`` as float32 CSR or a C-contiguous array."""
         check_is_fitted(self)

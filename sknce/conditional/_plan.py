@@ -31,9 +31,8 @@ from dataclasses import dataclass, fields, replace
 
 import numpy as np
 import torch
-from joblib import effective_n_jobs
 
-from sknce._checks import _differs
+from sknce._checks import _differs, check_n_jobs
 from sknce.optim import LazyAdam, RowAdagrad
 
 __all__ = ["ClassifierPlan", "DataFacts", "linear_fits", "resolve_plan"]
@@ -339,26 +338,6 @@ def _snapshot(estimator) -> dict:
     params = {name: getattr(estimator, name) for name in _PLAN_PARAMS}
     params["optimizer_kwargs"] = dict(params["optimizer_kwargs"] or {})
     return params
-
-
-def check_n_jobs(n_jobs) -> int:
-    """``n_jobs`` as a number of threads; a ValueError naming the fix for 0.
-
-    Parameters
-    ----------
-    n_jobs : int or None
-        ``None``: 1; negative: joblib's rule (``-1``: every core).
-
-    Returns
-    -------
-    int
-    """
-    if n_jobs == 0:
-        raise ValueError(
-            "n_jobs=0 runs no thread. Use n_jobs=None or 1 (one thread), a number of "
-            "threads, or -1 (every core)."
-        )
-    return int(effective_n_jobs(n_jobs))
 
 
 def linear_fits(n_classes: int, n_features: int, entries: float) -> bool:

@@ -13,7 +13,7 @@ from sklearn.base import RegressorMixin
 from sklearn.metrics import r2_score
 from sklearn.preprocessing import StandardScaler
 
-from sknce._base import ENCODER_CONSTRAINT, BaseNCE, common_params
+from sknce._base import APPLIED, ENCODER_CONSTRAINT, FIXED, BaseNCE, Fixed, common_params
 from sknce._compat import Interval, StrOptions, check_is_fitted, validate_data
 from sknce._data import SampledDataset, as_csr_or_dense, rows_to_tensor
 from sknce._random import Seeds
@@ -25,6 +25,7 @@ from sknce.conditional._sampler import TargetSampler
 from sknce.conditional._stopping import LikelihoodStopping
 from sknce.losses import BinaryNCELoss, RankingNCELoss
 from sknce.nn import MLP, TargetEnergy
+from sknce.nn._inference import InferenceModule, RegressionMean, StandardInput
 from sknce.noise import GaussianMixtureNoise
 
 __all__ = ["ConditionalNCERegressor"]
@@ -348,6 +349,19 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
         "embedding_dim": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
     }
 
+    _param_roles: dict = {
+        **BaseNCE._param_roles,
+        "n_negatives": APPLIED,
+        "noise_scales": APPLIED,
+        "predict_method": APPLIED,
+        "n_grid": APPLIED,
+        "objective": Fixed("fixed the objective"),
+        "base": Fixed("fixed the base density, fitted on the first fit's data"),
+        "hidden_layer_sizes": FIXED,
+        "encoder": FIXED,
+        "embedding_dim": FIXED,
+    }
+
     def __init__(
         self,
         *,
@@ -615,6 +629,42 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
         return super().partial_fit(X, y, sample_weight=sample_weight)
 
     # --- inference ------------------------------------------------------------------
+    _exported_methods = ("predict",)
+
+    def _inference_module(self, method: str) -> InferenceModule:
+        """``predict`` with ``predict_method="mean"``: the density's mean on the grid and in
+        the base's tails (the Student-t distribution function in torch)."""
+        if self.predict_method != "mean":
+            raise ValueError(
+                f"predict_method={self.predict_method!r} refines each mode by gradient ascent "
+                "on the score inside predict, which an exported module cannot run. To export "
+                "predict, set predict_method='mean' (the density's mean; no refit needed)."
+            )
+        scaler = self.input_scaler_
+        scaling = StandardInput(scaler.mean_ if scaler.with_mean else None, scaler.scale_)
+        base = self.base_
+        frame = None
+        if base is not None:
+            frame = {
+                "projection": base.projection_,
+                "coef": base.coef_,
+                "intercept": base.intercept_,
+                "mean": base.mean_,
+                "precision": base.precision_,
+                "sigma": base.sigma_,
+                "n_samples": base.n_samples_,
+            }
+        body = RegressionMean(
+            scaling,
+            frame,
+            self._energy(),
+            self._grid(),
+            None if base is None else base.df_,
+            self.y_mean_,
+            self.y_scale_,
+        )
+        return InferenceModule(body, self.n_features_in_)
+
     def _inputs(self, X):
         """Validated, standardised ``X`` and the base's location and scale at each row."""
         check_is_fitted(self)

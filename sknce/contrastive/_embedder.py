@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
-from sknce._base import ENCODER_CONSTRAINT, BaseNCE, common_params
+from sknce._base import APPLIED, ENCODER_CONSTRAINT, FIXED, BaseNCE, Fixed, common_params
 from sknce._compat import Interval, StrOptions, check_is_fitted, validate_data
 from sknce._data import as_csr_or_dense, rows_to_tensor
 from sknce._random import Seeds
@@ -29,6 +29,7 @@ from sknce.contrastive._stopping import NeighbourStopping
 from sknce.losses import KNegativeLoss
 from sknce.nn import MLP, LatentClassScorer, LinearSkipEncoder, SphereEncoder
 from sknce.nn._contrastive import OffsetEncoder
+from sknce.nn._inference import BagInput, Encoded, InferenceModule, StandardInput
 
 __all__ = ["LatentClassNCEEmbedder"]
 
@@ -298,6 +299,20 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         "batch_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
     }
 
+    _param_roles: dict = {
+        **BaseNCE._param_roles,
+        "n_negatives": APPLIED,
+        "negatives": APPLIED,
+        "exclude_collisions": APPLIED,
+        "loss": Fixed("fixed the objective"),
+        "beta": Fixed("fixed the objective"),
+        "scaling": Fixed("fixed the input scaling, fitted on the first fit's points"),
+        "init": Fixed("set where the network started"),
+        "n_components": FIXED,
+        "hidden_layer_sizes": FIXED,
+        "encoder": FIXED,
+    }
+
     def __init__(
         self,
         *,
@@ -358,7 +373,7 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
             hint += " The input is not scaled (scaling='none'): try scaling='auto'."
         return hint
 
-    def _start(self) -> str:
+    def _encoder_start(self) -> str:
         """Where the encoder starts: ``"pca"``, or ``"random"`` (also for ``encoder``)."""
         return "pca" if self.encoder is None and self.init == "pca" else "random"
 
@@ -404,6 +419,19 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         elif self.scaling_ == "log1p-idf":
             self.idf_ = statistics["idf"]
 
+    _exported_methods = ("transform",)
+
+    def _inference_module(self, method: str) -> InferenceModule:
+        """``transform``: the fitted input scaling in torch, then the encoder."""
+        if self.scaling_ == "standard":
+            scaling = StandardInput(self.input_mean_, self.input_scale_)
+        elif self.scaling_ == "log1p-idf":
+            scaling = BagInput("log1p-idf", self.idf_)
+        else:
+            scaling = torch.nn.Identity()
+        body = Encoded(scaling, self.net_.module_.encoder, row_norm=None)
+        return InferenceModule(body, self.n_features_in_)
+
     def _scale(self, X):
         """``X`` (float32 CSR or array) scaled with the fitted statistics."""
         if self.scaling_ == "log1p-idf":
@@ -426,7 +454,7 @@ class LatentClassNCEEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         d = self.n_components
         if d == "auto":
             d = min(_MAX_COMPONENTS, max(n_features + 1, n_groups))
-        if self._start() == "random":
+        if self._encoder_start() == "random":
             return (lambda: MLP(n_features, hidden, d)), d
         # A child of the init stream: the stream itself seeds torch's layers.
         weight, offset = principal_start(X, d, seeds.numpy("init").spawn(1)[0])

@@ -72,12 +72,21 @@ def fit_scaling(X, scaling: str) -> dict:
 
 
 def scale_input(X, scaling: str, statistics: dict):
-    """``X`` (float32 array or CSR) scaled with the fitted ``statistics``, as float32."""
+    """``X`` (float32 array or CSR) scaled with the fitted ``statistics``, as float32.
+
+    Statistics fitted on dense points centre: a sparse ``X`` is then densified (the
+    points of a model fitted on sparse ones are scaled only, and stay sparse).
+    """
     if scaling == "none":
         return X
     if scaling == "log1p-idf":
         return normalize_bags(sp.csr_matrix(X), "log1p-idf", statistics["idf"])
     inverse = (1.0 / statistics["scale"]).astype(np.float32)
+    mean = statistics["mean"]
+    if mean is None:  # fitted on sparse points: scaled, not centred
+        if sp.issparse(X):
+            return sp.csr_matrix(X.multiply(inverse[None, :]), dtype=np.float32)
+        return (X * inverse).astype(np.float32, copy=False)
     if sp.issparse(X):
-        return sp.csr_matrix(X.multiply(inverse[None, :]), dtype=np.float32)
-    return ((X - statistics["mean"].astype(np.float32)) * inverse).astype(np.float32, copy=False)
+        X = X.toarray()  # fitted on dense points, which it centres (StandardScaler would)
+    return ((X - mean.astype(np.float32)) * inverse).astype(np.float32, copy=False)

@@ -20,7 +20,7 @@ import torch
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
 from sknce._bags import BAGS, normalize_bags, smooth_idf
-from sknce._base import ENCODER_CONSTRAINT, BaseNCE, common_params
+from sknce._base import APPLIED, ENCODER_CONSTRAINT, FIXED, BaseNCE, Fixed, common_params
 from sknce._callbacks import ChanceAwareEarlyStopping
 from sknce._compat import Interval, StrOptions, check_is_fitted, validate_data
 from sknce._data import SampledDataset, csr_to_tensor, first_chunk
@@ -31,6 +31,14 @@ from sknce.documents._spectral import spectral_projection
 from sknce.documents._split import SPLITS, split_documents
 from sknce.losses import PairLogisticLoss
 from sknce.nn import MLP, BilinearScorer, LinearSkipEncoder, PairScorer, output_dim
+from sknce.nn._inference import (
+    BagInput,
+    Encoded,
+    InferenceModule,
+    LandmarkLogOdds,
+    LeftEncoder,
+    landmark_output_,
+)
 
 __all__ = ["DirectNCEEmbedder", "LandmarkNCEEmbedder"]
 
@@ -104,6 +112,19 @@ class _BaseDocumentNCE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNC
         "sparse_embeddings": ["boolean"],
         "n_negatives": [Interval(Integral, 1, None, closed="left")],
         "hidden_layer_sizes": [tuple, list],
+    }
+
+    #: Roles of the parameters in a continued fit (see ``BaseNCE._param_roles``).
+    _param_roles: dict = {
+        **BaseNCE._param_roles,
+        "split": APPLIED,
+        "bag": APPLIED,
+        "n_negatives": APPLIED,
+        "output": APPLIED,
+        "hidden_layer_sizes": FIXED,
+        "n_components": FIXED,
+        "sparse_embeddings": FIXED,
+        "init": Fixed("set where the network started"),
     }
 
     #: A batch's negatives come from its other documents: training needs two of them.
@@ -224,7 +245,7 @@ class _BaseDocumentNCE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNC
     def _make_dataset(self, data: sp.csr_matrix, device: str) -> SampledDataset:
         return SampledDataset(self._sampler(data, device))
 
-    def _weights_of_examples(self, X, weights: np.ndarray) -> np.ndarray:
+    def _example_weights(self, X, weights: np.ndarray) -> np.ndarray:
         # the documents _validate_fit_data keeps: 2 tokens or more
         counts = validate_data(self, X, accept_sparse="csr", reset=False)
         return weights[np.asarray(counts.sum(axis=1)).ravel() >= 2]
@@ -343,6 +364,8 @@ class _BaseDocumentNCE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNC
     @property
     def _scorer(self):
         return self.net_.module_
+
+    _exported_methods = ("transform",)
 
     def _encode(self, X: sp.csr_matrix, side: str) -> torch.Tensor:
         """Encode normalised bags of ``X`` with one side of the scorer, in batches."""
@@ -638,6 +661,14 @@ class LandmarkNCEEmbedder(_BaseDocumentNCE):
         "output": [StrOptions({"normalized", "standardized", "log-odds", "exp"})],
     }
 
+    _param_roles: dict = {
+        **_BaseDocumentNCE._param_roles,
+        "clip": APPLIED,
+        "n_landmarks": Fixed("chose the landmarks"),
+        "landmarks": Fixed("chose the landmarks"),
+        "scorer": FIXED,
+    }
+
     _output_statistics = True
 
     def __init__(
@@ -841,17 +872,32 @@ class LandmarkNCEEmbedder(_BaseDocumentNCE):
             else:  # during training: statistics of the network of the moment
                 mean, scale = self._reference_statistics()
             mean, scale = (torch.from_numpy(v).float().to(self.net_.device) for v in (mean, scale))
+        else:
+            mean = scale = None
         with torch.no_grad():  # each block's output computed in place, while it is in cache
             for rows, F in self._log_odds_blocks(X):
-                if self.output == "exp":
-                    F.exp_()
-                elif self.output != "log-odds":
-                    F.sub_(mean).div_(scale)
-                    if self.output == "normalized":
-                        F.div_(torch.linalg.vector_norm(F, dim=1, keepdim=True).clamp_(min=1e-12))
-                        F.mul_(_LANDMARK_NORM)
-                out[rows].copy_(F)
+                out[rows].copy_(landmark_output_(F, self.output, mean, scale, _LANDMARK_NORM))
         return out
+
+    def _inference_module(self, method: str) -> InferenceModule:
+        """``transform``: the bags in torch, the log-odds against the landmarks' cached
+        encodings, capped, in the form of ``output``."""
+        with torch.no_grad():
+            right = self._encode(self.landmarks_, "right").cpu()
+        standardized = self.output in ("standardized", "normalized")
+        body = LandmarkLogOdds(
+            self._scorer,
+            isinstance(self._scorer, BilinearScorer),
+            right,
+            _MAX_LOG_ODDS if self.clip is None else math.log(self.clip),
+            self.output,
+            self.output_mean_ if standardized else None,
+            self.output_scale_ if standardized else None,
+            _LANDMARK_NORM,
+        )
+        return InferenceModule(
+            torch.nn.Sequential(BagInput(self.bag, self.idf_), body), self.n_features_in_
+        )
 
 
 class DirectNCEEmbedder(_BaseDocumentNCE):
@@ -1047,6 +1093,8 @@ class DirectNCEEmbedder(_BaseDocumentNCE):
         "encoder": ENCODER_CONSTRAINT,
     }
 
+    _param_roles: dict = {**_BaseDocumentNCE._param_roles, "tied": FIXED, "encoder": FIXED}
+
     def __init__(
         self,
         *,
@@ -1111,6 +1159,12 @@ class DirectNCEEmbedder(_BaseDocumentNCE):
     @property
     def _n_features_out(self) -> int:
         return self.n_components_
+
+    def _inference_module(self, method: str) -> InferenceModule:
+        """``transform``: the bags in torch, the encoder, the output's row norm."""
+        norm = _OUTPUT_NORM if self.output == "normalized" else None
+        body = Encoded(BagInput(self.bag, self.idf_), LeftEncoder(self._scorer), norm)
+        return InferenceModule(body, self.n_features_in_)
 
     def _embed(self, X: sp.csr_matrix, dtype: torch.dtype) -> torch.Tensor:
         if X.shape[0] == 0:

@@ -10,6 +10,7 @@ code. Both of word2vec's architectures are available (skip-gram and CBOW).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import warnings
 from collections.abc import Callable, Iterator
 from numbers import Integral, Real
@@ -17,17 +18,18 @@ from typing import NamedTuple
 
 import numpy as np
 import torch
-from joblib import effective_n_jobs
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from skorch.callbacks import Callback, LRScheduler, ProgressBar
 
-from sknce._base import BaseNCE, common_params
+from sknce._base import APPLIED, FIXED, BaseNCE, Fixed, common_params
 from sknce._callbacks import LinearDecay
 from sknce._checkpoints import stamp_fingerprint
+from sknce._checks import check_n_jobs
 from sknce._compat import Interval, StrOptions, check_is_fitted
 from sknce._warnings import warn_caller
 from sknce.losses import BinaryNCELoss, NegativeSamplingLoss
 from sknce.nn import ACESkipGram
+from sknce.nn._inference import InferenceModule, WordMean
 from sknce.noise import UnigramNoise
 from sknce.words._corpus import Vocabulary, check_restartable
 from sknce.words._growth import grow_network
@@ -66,6 +68,10 @@ class _Corpus(NamedTuple):
     new: bool = False
     pretrained: _Pretrained | None = None
     undo: Callable[[], None] | None = None
+
+
+#: The role of the vocabulary's parameters in a continued fit.
+_VOCABULARY = Fixed("built the vocabulary (partial_fit(update_vocabulary=True) adds words)")
 
 
 class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
@@ -409,6 +415,44 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         "n_jobs": [Integral, None],
     }
 
+    _param_roles: dict = {
+        **BaseNCE._param_roles,
+        "window": APPLIED,
+        "shrink_windows": APPLIED,
+        "sample": APPLIED,
+        "n_negatives": APPLIED,
+        "noise_mixture": APPLIED,
+        "n_candidates": APPLIED,
+        "reward_temperature": APPLIED,
+        "reward_baseline": APPLIED,
+        "entropy_weight": APPLIED,
+        "mask_false_negatives": APPLIED,
+        "importance_weighting": APPLIED,
+        "max_importance_weight": APPLIED,
+        "generator_lr": APPLIED,
+        "adversarial_warmup": APPLIED,
+        "min_lr_ratio": APPLIED,
+        "tokenizer": APPLIED,
+        "weighting": APPLIED,
+        "sif_a": APPLIED,
+        "n_jobs": APPLIED,
+        "n_components": FIXED,
+        "architecture": FIXED,
+        "subwords": FIXED,
+        "min_n": Fixed("fixed the n-grams of each word and their rows"),
+        "max_n": Fixed("fixed the n-grams of each word and their rows"),
+        "bucket": Fixed("fixed the n-grams' rows"),
+        "generator_centre": FIXED,
+        "adversarial": Fixed("fixed the objective"),
+        "objective": Fixed("fixed the objective"),
+        "min_count": _VOCABULARY,
+        "max_vocab_size": _VOCABULARY,
+        "max_final_vocab": _VOCABULARY,
+        "trim_rule": _VOCABULARY,
+        "ns_exponent": Fixed("fixed the noise distribution"),
+        "init_vectors": Fixed("set where the vectors started"),
+    }
+
     def __init__(
         self,
         *,
@@ -517,10 +561,40 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         """word2vec's compiled SGD over ``n_jobs`` threads (where it applies, see the class);
         fastText's with ``subwords``."""
         step = SubwordKernelStep if self.subwords else ACEKernelStep
-        return step(effective_n_jobs(self.n_jobs))
+        return step(check_n_jobs(self.n_jobs))
+
+    def _continued_roles(self) -> dict:
+        """``min_lr_ratio`` is fixed when the fit planned no decay of the rate."""
+        roles = super()._continued_roles()
+        if "lr_decay" in dict(self.net_.callbacks_):
+            return roles
+        return {
+            **roles,
+            "min_lr_ratio": Fixed(
+                "planned no decay of the rate (min_lr_ratio=1, or an LRScheduler callback)"
+            ),
+        }
+
+    def _update_net(self, net) -> None:
+        """The step, the schedule's negatives and warm-up, the generator's settings and
+        rate, and the end of the rate's decay, from the parameters."""
+        super()._update_net(net)
+        net.config = dataclasses.replace(
+            net.config, n_negatives=self.n_negatives, adversarial_warmup=self.adversarial_warmup
+        )
+        decay = dict(net.callbacks_).get("lr_decay")
+        if decay is not None:
+            decay.end_ratio = self.min_lr_ratio
+        miner = net.miner
+        if miner is not None:
+            miner.settings = GeneratorSettings.of(self)
+            miner.lr = self.generator_lr
+            for group in net.optimizer_miner_.param_groups:
+                group["lr"] = self.generator_lr
 
     def _check_params(self) -> None:
-        """Errors naming the fix for what the subword model does not do."""
+        """Errors naming the fix for what the subword model does not do, and for ``n_jobs``."""
+        check_n_jobs(self.n_jobs)
         if self.subwords and self.adversarial and self.generator_centre == "discriminator":
             raise ValueError(
                 "generator_centre='discriminator' reads one input row per word, and with "
@@ -932,6 +1006,20 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
     @property
     def _n_features_out(self) -> int:
         return self.n_components
+
+    _exported_methods = ("transform",)
+
+    def _inference_module(self, method: str) -> InferenceModule:
+        """``transform`` of word ids (``sknce.export.word_ids``): the weighted mean of
+        their vectors (with subwords, each word's vector, the mean of its rows)."""
+        sif = self.weighting == "sif"
+        body = WordMean(
+            self.vectors_,
+            word_weights(self),
+            self.weighting,
+            self.sif_component_ if sif else None,
+        )
+        return InferenceModule(body, n_features=None)
 
     def score(self, X, y=None) -> float:
         """Minus the discriminator's contrastive loss on the examples of a held-out corpus.

@@ -264,7 +264,7 @@ def test_n_jobs_zero_is_refused_at_a_fit_and_after_it(linear_fit):
         clone(fitted).set_params(n_jobs=0).fit(X, y)
     clf = pickle.loads(pickle.dumps(fitted)).set_params(n_jobs=0)
     assert "n_jobs=0" in clf.continue_refusal()
-    with pytest.raises(ValueError, match="n_jobs=0 runs no thread"):
+    with pytest.raises(ValueError, match="n_jobs=0 asks for no thread"):
         clf.partial_fit(X, y)
 
 
