@@ -18,6 +18,8 @@ import json
 import os
 import platform
 import resource
+import subprocess
+import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -71,6 +73,21 @@ class Timer:
 
     def __exit__(self, *exc) -> None:
         self.seconds = time.perf_counter() - self._start
+
+
+def run_one_json(script: str, *args) -> dict:
+    """Run ``script --one ARGS`` in a fresh interpreter; parse its last line's JSON.
+
+    Raises
+    ------
+    RuntimeError
+        With the script's stderr, when it fails.
+    """
+    cmd = [sys.executable, script, "--one", *map(str, args)]
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(out.stderr)
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def format_table(rows: list[dict]) -> str:

@@ -4,7 +4,8 @@ The corpus and word-pair sets are those of ``bench_words.py`` (the Wikipedia
 excerpt in gensim's test data, ``_words_data.py``). All methods use the same
 hyperparameters: 100 dimensions, window 5, 5 negatives, min_count 5, sample
 1e-3, n-grams of 3 to 6 characters hashed into 2,000,000 buckets (fastText's and
-gensim's defaults), 2 threads:
+gensim's defaults; ``--bucket auto`` gives sknce its own default, the rows from
+the vocabulary, and the others 2,000,000), 2 threads:
 
 - ``gensim_ft``: ``gensim.models.FastText(sg=1, negative=5, workers=2)``;
   ``gensim_ft_cbow``: ``sg=0`` (``cbow_mean=1``);
@@ -40,18 +41,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
-import sys
 import time
 
 import numpy as np
-from _common import Timer, format_table, peak_rss_mib, report
+from _common import Timer, format_table, peak_rss_mib, report, run_one_json
 from _words_data import read_pairs, simlex999_path, wordsim353_path
 from bench_words import corpus
 from scipy import stats
 
 COMMON = dict(window=5, min_count=5, sample=1e-3)
 NGRAMS = dict(min_n=3, max_n=6)
+FASTTEXT_BUCKET = 2_000_000
 METHODS = {
     "gensim_ft": "gensim FastText (sg=1)",
     "gensim_ft_cbow": "gensim FastText (sg=0)",
@@ -102,9 +102,15 @@ def _cosine(u: np.ndarray, v: np.ndarray) -> float:
     return float(u @ v / norm) if norm > 0 else 0.0
 
 
-def fit(method: str, epochs: int, seed: int, bucket: int):
+def _bucket(text: str) -> int | str:
+    """``--bucket``: a number of rows, or ``auto`` (sknce's rule; the others take 2,000,000)."""
+    return text if text == "auto" else int(text)
+
+
+def fit(method: str, epochs: int, seed: int, bucket: int | str):
     """Fit one model; return (similarity function, vocabulary, epochs, seconds, cpu seconds)."""
     docs = corpus()
+    rows = FASTTEXT_BUCKET if bucket == "auto" else bucket  # gensim's and fastText's
     cpu = time.process_time()
     if method.startswith("gensim"):
         from gensim.models import FastText
@@ -118,7 +124,7 @@ def fit(method: str, epochs: int, seed: int, bucket: int):
                 workers=2,
                 epochs=epochs,
                 seed=seed,
-                bucket=bucket,
+                bucket=rows,
                 **NGRAMS,
                 **COMMON,
             )
@@ -142,7 +148,7 @@ def fit(method: str, epochs: int, seed: int, bucket: int):
                 neg=5,
                 epoch=epochs,
                 thread=2,
-                bucket=bucket,
+                bucket=rows,
                 minn=NGRAMS["min_n"],
                 maxn=NGRAMS["max_n"],
                 verbose=0,
@@ -181,7 +187,7 @@ def fit(method: str, epochs: int, seed: int, bucket: int):
     return similarity, vocab, model.n_iter_, t.seconds, cpu
 
 
-def run_one(method: str, epochs: int, seed: int, bucket: int) -> dict:
+def run_one(method: str, epochs: int, seed: int, bucket: int | str) -> dict:
     """Fit one model in this process; return its measurements."""
     n_tokens = sum(len(d) for d in corpus())
     similarity, vocab, epochs, seconds, cpu = fit(method, epochs, seed, bucket)
@@ -199,13 +205,9 @@ def run_one(method: str, epochs: int, seed: int, bucket: int) -> dict:
     return row
 
 
-def in_subprocess(method: str, epochs: int, seed: int, bucket: int) -> dict:
+def in_subprocess(method: str, epochs: int, seed: int, bucket: int | str) -> dict:
     """Run :func:`run_one` in a fresh interpreter and parse its JSON."""
-    cmd = [sys.executable, __file__, "--one", method, str(epochs), str(seed), str(bucket)]
-    out = subprocess.run(cmd, capture_output=True, text=True)
-    if out.returncode != 0:
-        raise RuntimeError(out.stderr)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return run_one_json(__file__, method, epochs, seed, bucket)
 
 
 def summarise(rows: list[dict]) -> list[dict]:
@@ -235,7 +237,12 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--epochs", type=int, default=20)
-    parser.add_argument("--bucket", type=int, default=2000000)
+    parser.add_argument(
+        "--bucket",
+        type=_bucket,
+        default=FASTTEXT_BUCKET,
+        help="n-gram rows, or 'auto' (sknce's default; gensim and fastText take 2,000,000)",
+    )
     parser.add_argument("--methods", nargs="+", default=None, choices=list(METHODS))
     parser.add_argument("--quick", action="store_true", help="2 epochs, 100,000 buckets")
     parser.add_argument("--name", default="bench_subwords", help="results file stem")
@@ -243,7 +250,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.one:
         method, epochs, seed, bucket = args.one
-        print(json.dumps(run_one(method, int(epochs), int(seed), int(bucket))))
+        print(json.dumps(run_one(method, int(epochs), int(seed), _bucket(bucket))))
         return
     if args.quick:
         args.epochs, args.bucket = 2, 100000

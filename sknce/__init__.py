@@ -6,7 +6,7 @@ loads on first use of an estimator.
 
 from __future__ import annotations
 
-import importlib
+from sknce._lazy import lazy_names
 
 __version__ = "0.1.0"  # the one place the version is written: pyproject.toml reads it
 
@@ -22,11 +22,4 @@ _ESTIMATORS = {
 __all__ = [*_ESTIMATORS, "__version__"]
 
 
-def __getattr__(name: str):
-    if name in _ESTIMATORS:
-        return getattr(importlib.import_module(_ESTIMATORS[name]), name)
-    raise AttributeError(f"module 'sknce' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_names(__name__, _ESTIMATORS, __all__)

@@ -146,18 +146,24 @@ class KernelStep(TrainStep):
         # A pickled net keeps the strategy, not the threads of a fit in progress.
         return {**vars(self), "_pool": None, "_in_flight": None, "_torch_threads": None}
 
+    def runs(self, device, optimizer: type, options: dict) -> bool:
+        """Whether the kernel trains on ``device`` with ``optimizer`` and its ``options``:
+        on the CPU, with :attr:`optimizer` and no options.
+
+        An estimator reads it before building its net, to choose what the autograd
+        step needs where the kernel does not run.
+        """
+        return torch.device(device).type == "cpu" and optimizer is self.optimizer and not options
+
     def applies(self, net) -> bool:
-        """On the CPU, with :attr:`optimizer` and no options, and one process or local SGD.
+        """Where it :meth:`runs`, in one process or with local SGD.
 
         Several processes train a kernel only when the net averages their
         parameters itself (``net.averages_parameters``): in-place updates leave
         no gradient for data-parallel training to average.
         """
-        return (
-            torch.device(net.device).type == "cpu"
-            and net.optimizer is self.optimizer
-            and not net.get_params_for("optimizer")
-            and (net.n_processes == 1 or getattr(net, "averages_parameters", False))
+        return self.runs(net.device, net.optimizer, net.get_params_for("optimizer")) and (
+            net.n_processes == 1 or getattr(net, "averages_parameters", False)
         )
 
     def begin(self, net) -> None:

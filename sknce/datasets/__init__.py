@@ -3,7 +3,7 @@ and the real text of the examples."""
 
 from __future__ import annotations
 
-import importlib
+from sknce._lazy import lazy_names
 
 _GENERATORS = {
     "make_topic_corpus": "sknce.datasets._topics",
@@ -17,12 +17,4 @@ _GENERATORS = {
 __all__ = list(_GENERATORS)
 
 
-def __getattr__(name: str):
-    # Lazy, so that each generator's module (and its imports) loads on first use.
-    if name in _GENERATORS:
-        return getattr(importlib.import_module(_GENERATORS[name]), name)
-    raise AttributeError(f"module 'sknce.datasets' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_names(__name__, _GENERATORS, __all__)

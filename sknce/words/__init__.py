@@ -8,10 +8,14 @@ read and written in fastText's ``.bin`` format by :func:`load_facebook_vectors`,
 :func:`load_facebook_model` and :func:`save_facebook_model`.
 ``RULE_DEFAULT``, ``RULE_DISCARD`` and ``RULE_KEEP`` are the values a ``trim_rule``
 returns (gensim's).
+
+The trainer and the corpus are imported on first use, so that loading, querying
+and saving vectors imports neither torch, skorch nor the compiled kernels.
 """
 
-from sknce.words._ace import ACEWord2Vec
-from sknce.words._corpus import RULE_DEFAULT, RULE_DISCARD, RULE_KEEP
+from __future__ import annotations
+
+from sknce._lazy import lazy_names
 from sknce.words._fasttext_format import load_facebook_model
 from sknce.words._subword_vectors import (
     SubwordVectors,
@@ -19,6 +23,14 @@ from sknce.words._subword_vectors import (
     save_facebook_model,
 )
 from sknce.words._vectors import WordVectors
+
+# What the trainer side defines, by the module that defines it.
+_LAZY = {
+    "ACEWord2Vec": "sknce.words._ace",
+    "RULE_DEFAULT": "sknce.words._corpus",
+    "RULE_DISCARD": "sknce.words._corpus",
+    "RULE_KEEP": "sknce.words._corpus",
+}
 
 __all__ = [
     "RULE_DEFAULT",
@@ -31,3 +43,6 @@ __all__ = [
     "load_facebook_vectors",
     "save_facebook_model",
 ]
+
+
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, __all__)

@@ -33,7 +33,14 @@ from sknce.nn._inference import InferenceModule, WordMean
 from sknce.noise import UnigramNoise
 from sknce.words._corpus import Vocabulary, check_restartable
 from sknce.words._growth import grow_network
-from sknce.words._net import ACEConfig, ACEKernelStep, ACEMiner, ACENet, GeneratorSettings
+from sknce.words._net import (
+    ACEConfig,
+    ACEKernelStep,
+    ACEMiner,
+    ACENet,
+    DiscriminatorOptimizer,
+    GeneratorSettings,
+)
 from sknce.words._sampler import CorpusDataset, WordSampler
 from sknce.words._subword_model import (
     SubwordKernelStep,
@@ -43,6 +50,7 @@ from sknce.words._subword_model import (
     sync_subword_vectors,
 )
 from sknce.words._subword_vectors import SubwordVectors
+from sknce.words._subwords import auto_bucket
 from sknce.words._vectors import WordVectors, resolve_init_vectors
 from sknce.words._weighting import encoded, fit_weighting, weighted_mean, word_weights
 
@@ -96,7 +104,10 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
     per-example SGD update in place on the torch parameters, over ``n_jobs``
     threads, and the generator by a compiled REINFORCE step; any other optimizer,
     optimizer options, or ``device="cuda"`` train both by torch autograd on the core
-    losses, one step per batch.
+    losses, one step per batch. There, plain SGD without options becomes
+    ``torch.optim.Adam`` at ``lr / 2.5`` (1e-2 at the default ``lr``): one SGD step on
+    a batch's mean loss is the kernel's per-example steps divided by ``batch_size``
+    and leaves the vectors at chance.
 
     Read more in the :ref:`User Guide <words>`.
 
@@ -132,9 +143,13 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
     max_n : int, default=6
         Longest character n-gram with ``subwords`` (fastText's ``maxn``; below
         ``min_n``: words alone).
-    bucket : int, default=2000000
-        Rows of the hashed n-grams with ``subwords`` (fastText's default: 763 MiB of
-        float32 input rows at 100 dimensions; fewer rows share more n-grams).
+    bucket : int or "auto", default="auto"
+        Rows of the hashed n-grams with ``subwords``: ``4 * bucket * n_components``
+        bytes in the fit and in a saved ``.bin`` file (763 MiB for the 2,000,000 rows
+        of fastText and gensim at 100 dimensions, 38 MiB per 100,000). Fewer rows
+        share more n-grams. ``"auto"``: 8 rows per distinct n-gram of the
+        vocabulary, at most 2,000,000; the fitted number is ``wv_.bucket``. See
+        :ref:`subwords`.
     shrink_windows : bool, default=True
         Draw each centre word's window uniformly in ``1..window`` (word2vec's
         dynamic window, gensim's ``shrink_windows``); ``False`` always uses
@@ -256,8 +271,10 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         Initial learning rate of the discriminator (word2vec's ``alpha``).
     optimizer : torch optimizer class, default=torch.optim.SGD
         ``torch.optim.SGD`` (without ``optimizer_kwargs``) uses the compiled kernel on
-        the CPU; any other :class:`torch.optim.Optimizer` subclass (e.g.
-        ``torch.optim.Adam``) trains the discriminator by autograd with it.
+        the CPU, and becomes ``torch.optim.Adam`` at ``lr / 2.5`` where the kernel does
+        not run (a GPU); any other :class:`torch.optim.Optimizer` subclass (e.g.
+        ``torch.optim.Adam``), or SGD with options, trains the discriminator by autograd
+        with it, at ``lr``.
     optimizer_kwargs : dict or None, default=None
         Further options of the optimizer, e.g. ``{"weight_decay": 1e-4}`` (not ``lr``);
         a keyword the optimizer does not take is a ``ValueError``. Any option
@@ -288,10 +305,8 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         Where the networks train; ``"auto"`` takes a GPU when one is present. The
         compiled kernel runs on the CPU only: on a GPU (``"cuda"``, or ``"auto"``
         with a GPU present) both networks train by autograd, one step per batch, the
-        path the CPU takes for any other optimizer. With the default plain SGD that
-        path barely moves the vectors (a step on a batch's mean loss is word2vec's
-        per-example steps divided by ``batch_size``): on a GPU pass
-        ``optimizer=torch.optim.Adam`` and ``lr=1e-2`` (:ref:`gpu-check`).
+        path the CPU takes for any other optimizer, where the default plain SGD
+        becomes Adam at ``lr / 2.5`` (see ``optimizer``; :ref:`gpu-check`).
     random_state : int, RandomState instance or None, default=None
         Seeds the initial vectors, subsampling, windows and negatives.
     verbose : int, default=0
@@ -385,7 +400,7 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         "subwords": ["boolean"],
         "min_n": [Interval(Integral, 1, None, closed="left")],
         "max_n": [Interval(Integral, 0, None, closed="left")],
-        "bucket": [Interval(Integral, 0, None, closed="left")],
+        "bucket": [Interval(Integral, 0, None, closed="left"), StrOptions({"auto"})],
         "shrink_windows": ["boolean"],
         "min_count": [Interval(Integral, 1, None, closed="left")],
         "max_vocab_size": [Interval(Integral, 1, None, closed="left"), None],
@@ -462,7 +477,7 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         subwords: bool = False,
         min_n: int = 3,
         max_n: int = 6,
-        bucket: int = 2000000,
+        bucket: int | str = "auto",
         shrink_windows: bool = True,
         min_count: int = 5,
         max_vocab_size: int | None = None,
@@ -591,6 +606,24 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
             miner.lr = self.generator_lr
             for group in net.optimizer_miner_.param_groups:
                 group["lr"] = self.generator_lr
+
+    def _discriminator_optimizer(self) -> DiscriminatorOptimizer:
+        """The discriminator's optimizer and rate where this fit's net trains."""
+        return DiscriminatorOptimizer.resolve(
+            self._make_step(),
+            self.optimizer,
+            self.optimizer_kwargs or {},
+            self.lr,
+            self._resolve_device(),  # a continued fit's: the device cannot change
+        )
+
+    def _optimizer_class(self) -> type:
+        """``optimizer``; plain SGD becomes Adam where the kernel does not run (a GPU)."""
+        return self._discriminator_optimizer().optimizer
+
+    def _fit_lr(self) -> float:
+        """``lr``; Adam's rate where plain SGD becomes Adam (see ``_optimizer_class``)."""
+        return self._discriminator_optimizer().lr
 
     def _check_params(self) -> None:
         """Errors naming the fix for what the subword model does not do, and for ``n_jobs``."""
@@ -760,9 +793,9 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
     def _make_module(self, data: _Corpus, seeds) -> ACESkipGram:
         discriminator = None
         if self.subwords:
-            discriminator = subword_discriminator(
-                data.vocab.words, self.n_components, self.min_n, self.max_n, self.bucket
-            )
+            words, min_n, max_n = data.vocab.words, self.min_n, self.max_n
+            bucket = auto_bucket(words, min_n, max_n) if self.bucket == "auto" else self.bucket
+            discriminator = subword_discriminator(words, self.n_components, min_n, max_n, bucket)
         module = ACESkipGram(
             len(data.vocab),
             self.n_components,

@@ -40,7 +40,20 @@ from sknce.words._generator import (
 )
 from sknce.words._kernels import sgd_cbow, sgd_pairs
 
-__all__ = ["ACEConfig", "ACEKernelStep", "ACEMiner", "ACENet", "GeneratorSettings"]
+__all__ = [
+    "ACEConfig",
+    "ACEKernelStep",
+    "ACEMiner",
+    "ACENet",
+    "DiscriminatorOptimizer",
+    "GeneratorSettings",
+    "SGD_PER_ADAM_RATE",
+]
+
+#: ``lr`` over Adam's rate where plain SGD cannot train the discriminator (the autograd
+#: path): Adam at 1e-2 for the default 0.025, measured in benchmarks/README.md
+#: ("ACEWord2Vec trains on the autograd path at its defaults").
+SGD_PER_ADAM_RATE = 2.5
 
 
 @dataclass
@@ -59,6 +72,57 @@ class ACEConfig:
     adversarial: bool
     adversarial_warmup: float
     schedule_epochs: int | None
+
+
+@dataclass(frozen=True)
+class DiscriminatorOptimizer:
+    """The discriminator's optimizer and rate for the path it trains on (:meth:`resolve`).
+
+    Plain SGD at ``lr`` (the defaults) is word2vec's per-example rate, which only the
+    compiled kernel takes: the autograd step's one step per batch, on the batch's
+    mean loss, is the kernel's per-example steps divided by ``batch_size`` and
+    leaves the vectors at chance (a step on the summed loss instead diverges, the
+    frequent words' rows taking thousands of examples' steps at once). Where the
+    kernel does not run (a GPU), plain SGD becomes Adam at
+    ``lr / SGD_PER_ADAM_RATE``, whose per-coordinate steps train from word2vec's
+    start. An optimizer chosen otherwise (another class, or any options) is kept, at
+    ``lr``. Resolved from the estimator's parameters and device when its net is built
+    or continued, never from fitted attributes.
+
+    Parameters
+    ----------
+    optimizer : type
+        The torch optimizer class the net is built with.
+    lr : float
+        Its learning rate.
+    """
+
+    optimizer: type
+    lr: float
+
+    @classmethod
+    def resolve(
+        cls, kernel: KernelStep, optimizer: type, options: dict, lr: float, device
+    ) -> DiscriminatorOptimizer:
+        """The optimizer of a fit with these settings on ``device``.
+
+        Parameters
+        ----------
+        kernel : KernelStep
+            The family's compiled step (whether it :meth:`~sknce._steps.KernelStep.runs`).
+        optimizer : type
+            The estimator's ``optimizer``.
+        options : dict
+            Its ``optimizer_kwargs``.
+        lr : float
+            The estimator's ``lr``.
+        device : str or torch.device
+            Where the net trains.
+        """
+        plain_sgd = optimizer is torch.optim.SGD and not options
+        if not plain_sgd or kernel.runs(device, optimizer, options):
+            return cls(optimizer, lr)
+        return cls(torch.optim.Adam, lr / SGD_PER_ADAM_RATE)
 
 
 @dataclass(frozen=True)

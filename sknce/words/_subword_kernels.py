@@ -34,7 +34,6 @@ __all__ = [
     "input_bags",
     "sgd_subword_pairs",
     "subword_table_of",
-    "word_means",
 ]
 
 
@@ -78,35 +77,6 @@ def expand_bags(
             rows[m] = table_rows[t]
             m += 1
     return rows_ptr, rows
-
-
-@njit(nogil=True, cache=True, fastmath=True)
-def word_means(
-    w_vocab: np.ndarray,
-    w_ngrams: np.ndarray,
-    table_ptr: np.ndarray,
-    table_rows: np.ndarray,
-    out: np.ndarray,
-) -> None:
-    """``out[w]`` = the mean of word ``w``'s rows, for every word, in place.
-
-    Row ``r`` of the table is ``w_vocab[r]`` below ``len(w_vocab)``, else
-    ``w_ngrams[r - len(w_vocab)]``. Summed in float64.
-    """
-    dim = w_vocab.shape[1]
-    n_words = w_vocab.shape[0]
-    acc = np.empty(dim, dtype=np.float64)
-    for w in range(table_ptr.shape[0] - 1):
-        lo, hi = table_ptr[w], table_ptr[w + 1]
-        acc[:] = 0.0
-        for t in range(lo, hi):
-            r = table_rows[t]
-            row = w_vocab[r] if r < n_words else w_ngrams[r - n_words]
-            for k in range(dim):
-                acc[k] += row[k]
-        inv = 1.0 / max(hi - lo, 1)
-        for k in range(dim):
-            out[w, k] = acc[k] * inv
 
 
 def subword_table_of(discriminator) -> tuple[np.ndarray, np.ndarray] | None:

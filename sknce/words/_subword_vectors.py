@@ -15,13 +15,11 @@ import os
 from collections.abc import Iterable, Sequence
 
 import numpy as np
-from scipy import stats
 
 from sknce.words._fasttext_format import load_facebook_model, write_facebook_model
 from sknce.words._io import iter_word_pairs
-from sknce.words._subword_kernels import word_means
-from sknce.words._subwords import ngram_buckets, subword_table
-from sknce.words._vectors import WordVectors, _ensure_list, _unitvec
+from sknce.words._subwords import ngram_buckets, subword_table, word_means
+from sknce.words._vectors import WordVectors, _ensure_list, _pearson_spearman, _unitvec
 
 __all__ = ["SubwordVectors", "load_facebook_vectors", "save_facebook_model"]
 
@@ -305,7 +303,7 @@ class SubwordVectors(WordVectors):
         if len(gold) < 2:
             raise ValueError(f"fewer than two scored word pairs in {pairs!r}.")
         oov_ratio = oov / max(n_pairs, 1) * 100
-        return stats.pearsonr(gold, model), stats.spearmanr(gold, model), oov_ratio
+        return *_pearson_spearman(gold, model), oov_ratio
 
     def add_vectors(self, keys, weights, extras=None, replace: bool = False) -> None:
         """Not available: a word of SubwordVectors is its own row and its n-gram rows.

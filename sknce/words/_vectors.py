@@ -20,7 +20,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from numbers import Integral
 
 import numpy as np
-from scipy import stats
 from scipy.linalg import get_blas_funcs
 
 from sknce.words import _io
@@ -88,6 +87,18 @@ def _unitvec(vector: np.ndarray) -> np.ndarray:
         scaled /= biggest
         norm = _NRM2(scaled)
     return _SCAL(1.0 / norm, scaled).astype(vector.dtype, copy=False)
+
+
+def _pearson_spearman(gold: list[float], model: list[float]) -> tuple:
+    """Pearson's and Spearman's correlations of two score lists, with their p-values.
+
+    ``scipy.stats`` is imported here, on the first evaluation: it costs as much
+    memory as numpy and ``scipy.linalg`` together, which loading and querying
+    vectors do without.
+    """
+    from scipy import stats
+
+    return stats.pearsonr(gold, model), stats.spearmanr(gold, model)
 
 
 def _argsort_desc(values: np.ndarray, topn: int) -> np.ndarray:
@@ -1293,8 +1304,7 @@ class WordVectors:
                 f"'word1{delimiter!r}word2{delimiter!r}score', or all pairs have a word "
                 f"outside the first {restrict_vocab} of {len(self)} words."
             )
-        spearman = stats.spearmanr(gold, model)
-        pearson = stats.pearsonr(gold, model)
+        pearson, spearman = _pearson_spearman(gold, model)
         # gensim's definition, whose denominator differs between the two modes.
         oov_ratio = oov / (len(gold) if dummy4unknown else len(gold) + oov) * 100
         return pearson, spearman, oov_ratio

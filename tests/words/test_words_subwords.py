@@ -11,7 +11,15 @@ from sknce.words import (
     load_facebook_vectors,
     save_facebook_model,
 )
-from sknce.words._subwords import ft_hash, ngram_buckets, ngrams, subword_table
+from sknce.words._subwords import (
+    AUTO_BUCKET_MAX,
+    AUTO_ROWS_PER_NGRAM,
+    auto_bucket,
+    ft_hash,
+    ngram_buckets,
+    ngrams,
+    subword_table,
+)
 
 gensim_fasttext = pytest.importorskip("gensim.models.fasttext")
 from gensim.models.fasttext_inner import compute_ngrams_bytes, ft_hash_bytes  # noqa: E402
@@ -60,6 +68,30 @@ def test_buckets_match_gensim(min_n, max_n, bucket):
     for i, word in enumerate(words):
         expected = gensim_fasttext.ft_ngram_hashes(word, min_n, max_n, bucket)
         assert buckets[ptr[i] : ptr[i + 1]].tolist() == expected
+
+
+def test_buckets_in_chunks_of_words_are_the_same(monkeypatch):
+    from sknce.words import _subwords
+
+    words = WORDS + ["日本語", "é", "", "ab"] * 3
+    whole = ngram_buckets(words, 1, 6, 97)
+    monkeypatch.setattr(_subwords, "_WORDS_PER_CHUNK", 4)
+    chunked = ngram_buckets(words, 1, 6, 97)
+    assert all(np.array_equal(a, b) for a, b in zip(whole, chunked))
+    ptr, buckets = ngram_buckets(words, 1, 0, 97)  # no lengths: no n-grams
+    assert ptr.tolist() == [0] * (len(words) + 1) and buckets.shape == (0,)
+    ptr, buckets = ngram_buckets([], 3, 6, 97)
+    assert ptr.tolist() == [0] and buckets.shape == (0,) and buckets.dtype == np.int64
+
+
+def test_auto_bucket_gives_rows_per_distinct_ngram_up_to_fasttexts():
+    distinct = {gram for word in WORDS for gram in ngrams(word, 3, 6)}
+    assert auto_bucket(WORDS, 3, 6) == AUTO_ROWS_PER_NGRAM * len(distinct)
+    assert auto_bucket(WORDS * 3, 3, 6) == auto_bucket(WORDS, 3, 6)  # each n-gram once
+    assert auto_bucket(["ab"], 1, 1) == AUTO_ROWS_PER_NGRAM * 2  # "<" and ">" are not n-grams
+    assert auto_bucket(WORDS, 4, 3) == 0 and auto_bucket([], 3, 6) == 0  # no n-grams
+    many = [f"w{i:07d}" for i in range(100_000)]  # over 250,000 distinct n-grams
+    assert auto_bucket(many, 3, 6) == AUTO_BUCKET_MAX == 2_000_000
 
 
 def test_subword_table_rows():

@@ -11,14 +11,17 @@ from sknce.losses import negative_sampling
 from sknce.nn import SubwordSkipGram
 from sknce.words import SubwordVectors, load_facebook_vectors, save_facebook_model
 from sknce.words._kernels import sgd_cbow
-from sknce.words._subword_kernels import (
-    expand_bags,
-    input_bags,
-    sgd_subword_pairs,
+from sknce.words._subword_kernels import expand_bags, input_bags, sgd_subword_pairs
+from sknce.words._subword_model import SubwordKernelStep
+from sknce.words._subwords import (
+    AUTO_BUCKET_MAX,
+    AUTO_ROWS_PER_NGRAM,
+    auto_bucket,
+    ft_hash,
+    ngrams,
+    subword_table,
     word_means,
 )
-from sknce.words._subword_model import SubwordKernelStep
-from sknce.words._subwords import ft_hash, ngrams, subword_table
 
 WORDS = ["walk", "walked", "talking", "cat", "dog", "dogs"]
 BUCKET, DIM = 23, 5
@@ -57,6 +60,22 @@ def test_word_means_by_brute_force():
     for i, word in enumerate(WORDS):
         grams = [len(WORDS) + ft_hash(g) % BUCKET for g in ngrams(word, 3, 5)]
         np.testing.assert_allclose(out[i], w[[i, *grams]].mean(0), rtol=1e-5)
+
+
+def test_word_means_in_chunks_and_of_words_without_rows(monkeypatch):
+    from sknce.words import _subwords
+
+    rng = np.random.default_rng(0)
+    w_vocab, w_ngrams = rng.normal(size=(4, 3)), rng.normal(size=(5, 3))
+    ptr = np.array([0, 3, 3, 4, 9], dtype=np.int64)  # word 1 has no rows
+    rows = np.array([0, 4, 4, 2, 3, 8, 5, 6, 1], dtype=np.int64)
+    table = np.vstack([w_vocab, w_ngrams])
+    expected = [table[rows[a:b]].mean(0) if b > a else np.zeros(3) for a, b in zip(ptr, ptr[1:])]
+    for words in (1, 3, 1 << 16):  # a word per chunk, three words, all at once
+        monkeypatch.setattr(_subwords, "_WORDS_PER_CHUNK", words)
+        out = np.full((4, 3), np.nan, dtype=np.float32)
+        word_means(w_vocab, w_ngrams, ptr, rows, out)
+        np.testing.assert_allclose(out, expected, rtol=1e-6)
 
 
 @pytest.mark.parametrize("cbow", [False, True])
@@ -200,6 +219,33 @@ def test_fitted_vectors_are_means_of_the_trained_rows():
     # the vectors follow more training in place
     model.set_params(warm_start=True, max_epochs=1).fit(docs)
     np.testing.assert_allclose(model.vectors_[row], weight[[row, *grams]].mean(0), rtol=1e-5)
+
+
+def test_bucket_auto_sizes_the_table_from_the_vocabulary(tmp_path):
+    stems, _, docs = _planted()
+    assert ACEWord2Vec().bucket == "auto"
+    model = _fit(docs, bucket="auto", max_epochs=1)
+    wv = model.wv_
+    bucket = auto_bucket(wv.index_to_key, 3, 6)
+    assert wv.bucket == bucket and 0 < bucket < AUTO_BUCKET_MAX
+    weight = model.net_.module_.discriminator.input_embeddings.weight
+    assert weight.shape == (len(wv) + bucket, 16)
+    word = stems[0] + "ness"
+    unseen = [len(wv) + ft_hash(g) % bucket for g in ngrams(word, 3, 6)]
+    np.testing.assert_allclose(wv[word], weight.detach().numpy()[unseen].mean(0), rtol=1e-5)
+    save_facebook_model(tmp_path / "model.bin", wv)
+    back = load_facebook_vectors(tmp_path / "model.bin")
+    assert back.bucket == bucket
+    np.testing.assert_array_equal(back[word], wv[word])
+    assert _fit(docs, bucket="auto", max_n=2, max_epochs=1).wv_.bucket == 0  # no n-grams
+    with pytest.raises(ValueError, match="bucket"):
+        _fit(docs, bucket="Auto")
+
+
+def test_bucket_docstring_states_the_auto_rule():
+    doc = " ".join(ACEWord2Vec.__doc__.split())
+    assert f'``"auto"``: {AUTO_ROWS_PER_NGRAM} rows per distinct n-gram' in doc
+    assert f"at most {AUTO_BUCKET_MAX:,}" in doc
 
 
 def test_autograd_path_and_pickle():
