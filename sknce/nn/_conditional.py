@@ -1,7 +1,7 @@
 """Scorers of the conditional NCE family (Ma & Collins, 2018).
 
 * :class:`BagWeighting` weighs a bag of counts (sublinear counts, idf, unit rows), as
-  :func:`sknce._bags.normalize_bags` does, sparse or dense, inside a network;
+  ``sknce._bags.normalize_bags`` does, sparse or dense, inside a network;
 * :class:`BagEncoder` maps a sparse bag of features to the weighted mean (or sum) of
   their rows (fastText's hidden layer), the encoder of sparse input;
 * :class:`LabelScorer` scores (input, label) pairs, ``s(x, y) = h(x)ᵀ e_y + b_y``;
@@ -27,7 +27,7 @@ __all__ = ["BagEncoder", "BagWeighting", "LabelScorer", "LinearLabelScorer", "Ta
 
 
 class BagWeighting(nn.Module):
-    r"""A bag of counts as a network reads it: :func:`sknce._bags.normalize_bags` in torch.
+    r"""A bag of counts as a network reads it: ``sknce._bags.normalize_bags`` in torch.
 
     ``"log1p-idf"``: :math:`\log(1 + x_j)\, \mathrm{idf}_j`, each row scaled to unit
     Euclidean norm; ``"tf"``: each row divided by its sum; ``"log1p"``:
@@ -108,7 +108,7 @@ class BagEncoder(nn.Module):
     For a row of counts (a bag of words) it is the mean of its words' rows, the
     hidden layer of fastText's classifier (Joulin et al., 2017). With
     ``normalize=False`` it is the sum :math:`\sum_j x_j W_j`, for inputs already
-    weighted (e.g. by :func:`sknce._bags.normalize_bags`). Sparse input goes
+    weighted (e.g. by ``sknce._bags.normalize_bags``). Sparse input goes
     through :func:`torch.nn.functional.embedding_bag` and is never densified. An
     all-zero row maps to zero.
 
