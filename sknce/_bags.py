@@ -10,7 +10,14 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.preprocessing import normalize
 
-__all__ = ["BAGS", "canonical", "normalize_bags", "smooth_idf"]
+__all__ = [
+    "BAGS",
+    "canonical",
+    "document_frequencies",
+    "idf_of_frequencies",
+    "normalize_bags",
+    "smooth_idf",
+]
 
 #: Representations of a bag of words fed to the networks.
 BAGS = ("log1p-idf", "tf", "log1p", "counts")
@@ -40,9 +47,39 @@ def smooth_idf(X: sp.csr_matrix) -> np.ndarray:
     -------
     ndarray of shape (n_words,), float64
     """
+    return idf_of_frequencies(document_frequencies(X), X.shape[0])
+
+
+def document_frequencies(X) -> np.ndarray:
+    """The number of rows of ``X`` in which each column has a positive count.
+
+    Parameters
+    ----------
+    X : sparse matrix of shape (n_documents, n_words)
+        Counts.
+
+    Returns
+    -------
+    ndarray of shape (n_words,), int64
+    """
     X = canonical(X)
-    df = np.bincount(X.indices[X.data > 0], minlength=X.shape[1])
-    return np.log((1.0 + X.shape[0]) / (1.0 + df)) + 1.0
+    return np.bincount(X.indices[X.data > 0], minlength=X.shape[1])
+
+
+def idf_of_frequencies(df: np.ndarray, n_documents: int) -> np.ndarray:
+    """:func:`smooth_idf` from document frequencies ``df`` over ``n_documents`` rows
+    (e.g. summed over the chunks of a stream).
+
+    Parameters
+    ----------
+    df : ndarray of shape (n_words,)
+    n_documents : int
+
+    Returns
+    -------
+    ndarray of shape (n_words,), float64
+    """
+    return np.log((1.0 + n_documents) / (1.0 + np.asarray(df, dtype=np.float64))) + 1.0
 
 
 def normalize_bags(X: sp.csr_matrix, bag: str, idf: np.ndarray | None = None) -> sp.csr_matrix:

@@ -868,6 +868,7 @@ class BaseNCE(BaseEstimator):
         extra_callbacks: list | None = None,
         max_epochs: int | None = None,
         batch_size: int | None = None,
+        validation: bool | None = None,
         **net_kwargs,
     ) -> NCENet:
         """Train on ``dataset``; set ``net_``, ``history_`` and ``n_iter_``.
@@ -888,6 +889,9 @@ class BaseNCE(BaseEstimator):
             The values of this fit when they depend on the data (an ``"auto"``
             parameter resolved by the estimator); ``None``: the parameters. A
             continued fit keeps the net's batch size.
+        validation : bool or None, default=None
+            Whether a new net holds out validation examples; ``None``:
+            ``early_stopping`` where the data allow it (not for ``partial``).
         **net_kwargs
             Passed to ``net_class`` when a new net is built.
         """
@@ -912,7 +916,8 @@ class BaseNCE(BaseEstimator):
                 net_kwargs = {**net_kwargs, "accelerator": self.accelerator}
             with seeded_init(seeds):
                 module, criterion = build()
-            validation = self.early_stopping and not partial and self._can_validate(dataset)
+            if validation is None:
+                validation = self.early_stopping and not partial and self._can_validate(dataset)
             callbacks = self._callbacks(validation, extra_callbacks or [])
             net_kwargs = {
                 "max_epochs": max_epochs,

@@ -24,6 +24,7 @@ from sknce import _data
 __all__ = [
     "BinaryNCELoss",
     "KNegativeLoss",
+    "MarginSoftmaxLoss",
     "MultilabelOneVsAllLoss",
     "NCEObjective",
     "NegativeSamplingLoss",
@@ -739,6 +740,39 @@ class SoftmaxLoss(NCEObjective):
             return F.cross_entropy(scores["logits"], targets.labels)
         loss = F.cross_entropy(scores["logits"], targets.labels, reduction="none")
         return _reduce(loss, "mean", targets.sample_weight)
+
+
+class MarginSoftmaxLoss(SoftmaxLoss):
+    r"""The full softmax with an additive margin in training (Wang et al., 2018).
+
+    In training mode, the cross-entropy of the ``logits`` with ``margin``
+    subtracted from each example's label,
+    :math:`-\log \frac{e^{s_y - m}}{e^{s_y - m} + \sum_{k \ne y} e^{s_k}}`: the
+    label must win by :math:`m` before its loss vanishes, as in a hinge loss. In
+    evaluation mode (a held-out loss), the plain cross-entropy, the negative
+    log-likelihood.
+
+    Parameters
+    ----------
+    margin : float, default=1.0
+        The margin :math:`m` (0: :class:`SoftmaxLoss`).
+
+    References
+    ----------
+    .. [1] F. Wang, J. Cheng, W. Liu and H. Liu, "Additive Margin Softmax for Face
+       Verification", IEEE Signal Processing Letters 25(7), 2018.
+    """
+
+    def __init__(self, margin: float = 1.0) -> None:
+        super().__init__()
+        self.margin = float(margin)
+
+    def compute_loss(self, scores: dict, targets: _data.Targets) -> torch.Tensor:
+        logits = scores["logits"]
+        if self.training and self.margin:
+            shift = F.one_hot(targets.labels, logits.shape[1]).to(logits.dtype) * self.margin
+            scores = {**scores, "logits": logits - shift}
+        return super().compute_loss(scores, targets)
 
 
 class KNegativeLoss(NCEObjective):

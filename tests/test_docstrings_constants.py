@@ -7,6 +7,7 @@ constant cannot leave its description behind.
 
 import re
 
+import numpy as np
 import pytest
 from _registry import REGISTRY
 from sklearn.utils._param_validation import StrOptions
@@ -55,30 +56,43 @@ def test_the_rule_gives_what_the_docstrings_say():
     assert est._schedule(100, 90, continues=False) == (16, 67)
 
 
-# --- the classifier's fastText regime (``_BAG_*``) ------------------------------------
-#: For each ``_BAG_*`` constant of sknce.conditional._classifier that the classifier's
-#: docstring states: the parameter whose description states it, a pattern whose groups
-#: capture the stated numbers, and (where it is not the one number itself) how the
-#: constant reads as those numbers.
-_BAG_STATED = {
-    "_BAG_NEGATIVES": ("n_negatives", r'"auto"``: \d+; ([\d,]+) for the bag encoder'),
-    "_BAG_EXHAUSTIVE": ("n_negatives", r"where with at most ([\d,]+) classes"),
-    "_BAG_EXHAUSTIVE_EPOCHS": ("max_epochs", r"and at most (\d+)\s+where every class is scored"),
-    "_BAG_DIM": ("embedding_dim", r"([\d,]+) otherwise \(the bag encoder included\)"),
-    "_BAG_EXHAUSTIVE_DIM": (
-        "embedding_dim",
-        r"and ([\d,]+) for the bag\s+encoder trained by SGD where every class is scored",
-    ),
-    "_BAG_EXAMPLES": (
+# --- the classifier's plan (``sknce.conditional._plan``) -----------------------------------
+#: For each constant of sknce.conditional._plan that the classifier's docstring states:
+#: the parameter whose description states it, a pattern whose groups capture the stated
+#: numbers, and (where it is not the one number itself) how the constant reads as those
+#: numbers.
+_PLAN_STATED = {
+    "BAG_NEGATIVES": ("n_negatives", r'"auto"``: \d+; ([\d,]+) for the bag encoder'),
+    "AUTOGRAD_NEGATIVES": ("n_negatives", r'"auto"``: ([\d,]+); \d+ for the bag encoder'),
+    "BAG_DIM": ("embedding_dim", r"([\d,]+) otherwise \(the bag encoder included\)"),
+    "BAG_EXAMPLES": (
         "max_epochs",
         r"about ([\d.]+) million example updates, ``clip\(round\(([\d.e]+) /",
         lambda v: (v / 1e6, v),
     ),
-    "_BAG_EPOCH_RANGE": ("max_epochs", r"/ n_train\), (\d+), (\d+)\)``", lambda v: v),
-    "_BAG_BATCH": ("batch_size", r'"auto"``: \d+; ([\d,]+) for the bag encoder'),
-    "_BAG_LR_PER_ENTRY": ("lr", r"SGD, ([\d.]+) times the mean number of stored entries"),
-    "_BAG_LR_RANGE": ("lr", r"within \[([\d.]+), ([\d.]+)\]", lambda v: v),
-    "_BAG_END_LR": ("lr", r"decaying linearly to ([\d.]+)% of it", lambda v: (100 * v,)),
+    "BAG_EPOCH_RANGE": ("max_epochs", r"1e6 / n_train\), (\d+), (\d+)\)``", lambda v: v),
+    "LINEAR_EXAMPLES": (
+        "max_epochs",
+        r"about ([\d,]+) example updates,\s+``clip\(round\(([\d.e]+) /",
+        lambda v: (v, v),
+    ),
+    "LINEAR_EPOCH_RANGE": ("max_epochs", r"2e5 / n_train\), (\d+), (\d+)\)``", lambda v: v),
+    "AUTOGRAD_BATCH": ("batch_size", r'"auto"``: ([\d,]+); [\d,]+ for the models'),
+    "BAG_BATCH": ("batch_size", r'"auto"``: \d+; ([\d,]+) for the models'),
+    "BAG_LR_PER_ENTRY": ("lr", r"SGD, ([\d.]+) times the mean number of stored entries"),
+    "BAG_LR_RANGE": ("lr", r"within \[([\d.]+), ([\d.]+)\]", lambda v: v),
+    "END_LR": ("lr", r"decaying linearly to\s+([\d.]+)% of it", lambda v: (100 * v,)),
+    "LINEAR_LR": ("lr", r"\(or SGD\), ([\d.]+) over the square root"),
+    "LINEAR_LR_RANGE": ("lr", r"of that mean, within \[([\d.]+), ([\d.]+)\]", lambda v: v),
+    "ADAM_LR": ("lr", r"else ([\d.e-]+)\.$"),
+    "LINEAR_COST": ("hidden_layer_sizes", r"costs at most (\d+) times the factored"),
+    "LINEAR_MAX_WEIGHTS": (
+        "hidden_layer_sizes",
+        r"holds at most (\d+)\*\*(\d+) numbers",
+        lambda v: (2, round(__import__("math").log2(v))),
+    ),
+    "LINEAR_MARGIN": ("hidden_layer_sizes", r"additive margin of ([\d.]+)"),
+    "SPARSE_RATIO": ("sparse_embeddings", r"at least (\d+) times as many rows"),
 }
 
 
@@ -91,27 +105,36 @@ def _parameter_text(doc: str, name: str) -> str:
     return " ".join(match.group(1).split())
 
 
-def test_every_bag_constant_is_stated_by_the_docstring():
-    from sknce.conditional import _classifier
+def _plan_constants() -> set:
+    from sknce.conditional import _plan
 
-    constants = {name for name in vars(_classifier) if name.startswith("_BAG_")}
-    missing = constants - set(_BAG_STATED)
+    return {
+        name
+        for name, value in vars(_plan).items()
+        if name.isupper()
+        and isinstance(value, (int, float, tuple))
+        and all(isinstance(v, (int, float)) for v in np.atleast_1d(value))
+    }
+
+
+def test_every_plan_constant_is_stated_by_the_docstring():
+    missing = _plan_constants() - set(_PLAN_STATED)
     assert not missing, (
         f"{sorted(missing)}: state each in the ConditionalNCEClassifier docstring and add "
-        "it to _BAG_STATED here, so that the docstring cannot fall behind its value"
+        "it to _PLAN_STATED here, so that the docstring cannot fall behind its value"
     )
 
 
-@pytest.mark.parametrize("constant", sorted(_BAG_STATED))
-def test_the_stated_bag_constants_are_the_classifiers(constant):
-    from sknce.conditional import _classifier
+@pytest.mark.parametrize("constant", sorted(_PLAN_STATED))
+def test_the_stated_plan_constants_are_the_classifiers(constant):
+    from sknce.conditional import _plan
 
-    assert hasattr(_classifier, constant), f"{constant} is gone: remove it from _BAG_STATED"
-    parameter, pattern, *reading = _BAG_STATED[constant]
+    assert hasattr(_plan, constant), f"{constant} is gone: remove it from _PLAN_STATED"
+    parameter, pattern, *reading = _PLAN_STATED[constant]
     as_stated = reading[0] if reading else lambda v: (v,)
     text = _parameter_text(sknce.ConditionalNCEClassifier.__doc__, parameter)
     found = re.search(pattern, text)
     assert found, f"the description of {parameter} no longer states {constant}: {text!r}"
     stated = tuple(float(v.replace(",", "")) for v in found.groups())
-    expected = as_stated(getattr(_classifier, constant))
+    expected = as_stated(getattr(_plan, constant))
     assert stated == pytest.approx(tuple(float(v) for v in expected), rel=1e-12), constant

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import inspect
 from collections.abc import Iterator
 from numbers import Integral, Real
 from typing import NamedTuple
@@ -15,11 +14,18 @@ from sklearn.base import ClassifierMixin
 from sklearn.metrics import accuracy_score
 from sklearn.utils.multiclass import type_of_target
 
+from sknce._bags import (
+    BAGS,
+    document_frequencies,
+    idf_of_frequencies,
+    smooth_idf,
+)
 from sknce._base import (
     APPLIED,
     ENCODER_CONSTRAINT,
     FIXED,
     BaseNCE,
+    FitPlan,
     Fixed,
     auto_epochs,
     check_sortable_labels,
@@ -33,23 +39,32 @@ from sknce._data import (
     as_csr_or_dense,
     rows_to_tensor,
 )
-from sknce._steps import TrainStep
+from sknce._engine import HoldOut
+from sknce._steps import KernelStep, TrainStep
 from sknce._validation import all_strings, check_no_missing_labels, encode_labels
 from sknce._weights import UNTRAINED, score_weights
 from sknce.conditional import _multilabel
-from sknce.conditional._kernel_step import BagOneVsAllStep, BagRankingStep
+from sknce.conditional._kernel_step import BagOneVsAllStep, BagRankingStep, LinearSoftmaxStep
+from sknce.conditional._plan import (
+    ADAM_LR,
+    END_LR,
+    ClassifierPlan,
+    DataFacts,
+    resolve_plan,
+)
 from sknce.conditional._sampler import LabelSampler, LabelSetSampler
+from sknce.conditional._temperature import fit_temperature
 from sknce.losses import (
     BinaryNCELoss,
+    MarginSoftmaxLoss,
     MultilabelOneVsAllLoss,
     RankingNCELoss,
     SelfNormalized,
     SoftmaxLoss,
 )
-from sknce.nn import MLP, BagEncoder, DenseInput, LabelScorer
+from sknce.nn import MLP, BagEncoder, BagWeighting, DenseInput, LabelScorer, LinearLabelScorer
 from sknce.nn._inference import InferenceModule, LabelProbabilities
 from sknce.noise import CategoricalNoise, UniformNoise, UnigramNoise
-from sknce.optim import LazyAdam
 
 __all__ = ["ConditionalNCEClassifier"]
 
@@ -71,45 +86,10 @@ class _Labelled(NamedTuple):
 #: more than this fraction of it (the slow drift of a plateau is not progress).
 _PLATEAU = 1e-3
 
-#: ``max_epochs="auto"``: about this many gradient steps, in this range of epochs (early
-#: stopping ends most fits sooner).
+#: ``max_epochs="auto"`` on the autograd step: about this many gradient steps, in this
+#: range of epochs (early stopping ends most fits sooner).
 _TARGET_STEPS = 3000
 _EPOCH_RANGE = (10, 200)
-
-#: ``sparse_embeddings="auto"``: sparse label tables once the classes outnumber the label
-#: rows a training step scores this many times (below, a lazy update of the rows touched
-#: costs more than a dense update of all of them).
-_SPARSE_RATIO = 3
-
-#: Optimizers that take sparse gradients as they are (the default Adam becomes LazyAdam).
-_SPARSE_OPTIMIZERS = (LazyAdam, torch.optim.SGD, torch.optim.Adagrad)
-
-#: Learning rate of ``lr="auto"`` with an Adam-family optimizer.
-_ADAM_LR = 1e-3
-
-#: fastText's regime (a sparse X, the bag encoder, plain SGD): width of h(x) and of the
-#: label embeddings; the SGD learning rate of ``lr="auto"``, this much per stored entry of
-#: an average row of X (a feature's row moves by lr times its weight x_j / sum|x|, so
-#: longer bags tolerate a larger rate) within ``_BAG_LR_RANGE``, decaying linearly to
-#: ``_BAG_END_LR`` times it over the fit; ``max_epochs="auto"``: about ``_BAG_EXAMPLES``
-#: example updates, in ``_BAG_EPOCH_RANGE`` epochs; the ``"auto"`` batch size and
-#: negatives (tuned in benchmarks/README.md, "ConditionalNCEClassifier against fastText").
-_BAG_DIM = 64
-_BAG_LR_PER_ENTRY = 0.02
-_BAG_LR_RANGE = (0.1, 1.0)
-_BAG_END_LR = 1e-4
-_BAG_EXAMPLES = 1_000_000
-_BAG_EPOCH_RANGE = (3, 25)
-_BAG_BATCH = 2048
-_BAG_NEGATIVES = 16
-#: ``n_negatives="auto"`` in fastText's regime with at most this many classes: every
-#: class is each example's noise, so the ranking loss is the exact softmax; and
-#: ``max_epochs="auto"`` at most this many epochs then.
-_BAG_EXHAUSTIVE = 128
-_BAG_EXHAUSTIVE_EPOCHS = 12
-#: The width of h(x) and of the label embeddings then: at most 128 label rows need no
-#: more, and each example's update touches every label row.
-_BAG_EXHAUSTIVE_DIM = 32
 
 #: Number of labels scored at once at inference: a (1024, 4096) float32 block is 16 MiB.
 _CLASS_CHUNK = 4096
@@ -172,6 +152,22 @@ def _entries_per_row(X) -> float | None:
     return X.nnz / max(X.shape[0], 1) if sp.issparse(X) else None
 
 
+def _non_negative(X) -> bool:
+    """Whether no stored value of ``X`` is negative (counts)."""
+    values = X.data if sp.issparse(X) else X
+    return bool(values.size == 0 or values.min() >= 0)
+
+
+def _logsumexp(scores: torch.Tensor, top: torch.Tensor) -> torch.Tensor:
+    """``log sum exp`` of each row of a block of scores, as float64, given each row's
+    maximum ``top`` (batch, 1): the exponentials (each at most 1) summed in the block's
+    dtype by vectorised pairwise summation, whose relative error is about the dtype's
+    epsilon times log2 of the block's width (a float64 copy of the block costs 5 times
+    as much)."""
+    total = (scores - top).exp_().sum(dim=1)
+    return top[:, 0].double() + torch.log(total.double())
+
+
 def _label_noise(noise, counts: np.ndarray, noise_power: float) -> CategoricalNoise:
     """The noise distribution p_N over encoded labels ``0..n_classes-1``."""
     n_classes = counts.shape[0]
@@ -200,11 +196,14 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
     :math:`s(x, y) = h(x)^\top e_y + b_y`, where :math:`h` is an MLP encoder of a dense
     input, or the mean of the rows of the features of a sparse one (fastText's model,
     trained by a compiled per-example SGD step, see :ref:`huge_label_spaces`),
-    :math:`e_y` a label embedding and :math:`b_y` a label bias.
-    Training never sums over all labels: each example is contrasted with
-    ``n_negatives`` labels drawn from a noise distribution :math:`p_N` (Ma & Collins,
-    2018, Figure 1). Prediction is exact: probabilities are normalised over all of
-    ``classes_``, computed in chunks of labels so that memory stays bounded.
+    :math:`e_y` a label embedding and :math:`b_y` a label bias. Training never sums
+    over all labels: each example is contrasted with ``n_negatives`` labels drawn from
+    a noise distribution :math:`p_N` (Ma & Collins, 2018, Figure 1). On sparse input
+    with few enough classes the defaults instead fit the full-rank linear model
+    :math:`s(x, y) = \tilde x^\top v_y + b_y` of the tf-idf weighted input by the exact
+    softmax of every class (see :ref:`label_count`). Prediction is exact:
+    probabilities are normalised over all of ``classes_``, computed in chunks of
+    labels so that memory stays bounded.
 
     A label-indicator ``y`` (multi-label) gives each label its own probability
     :math:`\sigma(s(x, y))`, trained by the sampled one-vs-all loss over rows; on a
@@ -226,10 +225,11 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
     n_negatives : int or "auto", default="auto"
         Number of noise labels K drawn per training example. ``"auto"``: 64; 16 for
         the bag encoder trained by SGD (fastText's regime, where a per-example
-        update costs about ``K + 1`` label rows), where with at most 128 classes
-        every class is instead each example's noise, once (its own label left out):
-        the ranking loss is then the exact softmax cross-entropy, as fastText's
-        ``loss="softmax"``.
+        update costs about ``K + 1`` label rows), where with at most 17 classes every
+        other class is instead each example's noise, once: the ranking loss is then
+        the exact softmax cross-entropy; none for the full-rank linear model, which
+        scores every class (see ``hidden_layer_sizes``). A given K trains the bag
+        encoder on sparse input.
     noise : {"unigram", "uniform"} or array-like of shape (n_classes,), default="unigram"
         The noise distribution :math:`p_N`: the training label marginal raised to
         ``noise_power`` (``"unigram"``), uniform over ``classes_``, or explicit
@@ -253,9 +253,26 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         Hidden layers of the encoder :math:`h`. With ``()`` (and
         ``embedding_dim=None``) the model is the log-linear
         :math:`s(x, y) = x^\top\theta_y + b_y` of Section 5.1. ``"auto"``: for a
-        sparse ``X``, the :class:`~sknce.nn.BagEncoder`, the weighted mean of the
-        rows of the features present (fastText's hidden layer; see
-        :ref:`huge_label_spaces`); for a dense ``X``, ``(256,)``.
+        dense ``X``, ``(256,)``; for a sparse ``X``, a model of the bag of features
+        (see :ref:`label_count`): with few enough classes, the full-rank linear
+        model :class:`~sknce.nn.LinearLabelScorer` of the weighted input
+        (``bag``), trained by the exact softmax with an additive margin of 1
+        (:class:`~sknce.losses.MarginSoftmaxLoss`), where a per-example update of
+        its ``n_classes`` scores costs at most 32 times the factored model's
+        ``64 * (entries + 17)``, with ``entries`` the mean stored entries of a
+        row, and its table holds at most 2**26 numbers; otherwise the factored
+        :class:`~sknce.nn.BagEncoder`, the weighted mean of the rows of the
+        features present (fastText's hidden layer; see :ref:`huge_label_spaces`).
+        Both train by a compiled step on the CPU with the default optimizer; the
+        choice is ``plan_.regime``.
+    bag : {"auto", "log1p-idf", "tf", "log1p", "counts"}, default="auto"
+        How the bag encoder reads a sparse ``X``, as
+        :class:`~sknce.DirectNCEEmbedder`'s ``bag``: ``"log1p-idf"``, the
+        sublinear counts times their smoothed inverse document frequencies
+        (``idf_``), each row scaled to unit norm; ``"tf"``, each row divided by its
+        sum; ``"log1p"``; ``"counts"``, as given. ``"auto"``: ``"log1p-idf"`` for
+        the linear model of non-negative input, else ``"counts"`` (the factored
+        encoder then takes the mean of the rows). Unused for a dense ``X``.
     encoder : torch.nn.Module instance or class, or None, default=None
         Your own encoder :math:`h` replacing the MLP: it maps a dense float32 batch
         of shape (batch, n_features) to (batch, d) (sparse input is densified one
@@ -266,8 +283,8 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         Width of :math:`h(x)` and :math:`e_y`. ``None``: ``n_features_in_`` when
         ``hidden_layer_sizes=()`` (the identity encoder, which densifies one batch
         of a sparse ``X`` at a time: give an ``embedding_dim`` for wide sparse
-        input); 64 otherwise (the bag encoder included), and 32 for the bag
-        encoder trained by SGD where every class is scored (see ``n_negatives``).
+        input); ``n_classes`` for the full-rank linear model; 64 otherwise (the bag
+        encoder included). A given width trains the bag encoder on sparse input.
     label_bias : bool, default=True
         Learn the label bias :math:`b_y`.
     init : {"prior", "random"}, default="prior"
@@ -336,29 +353,34 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         ``steps_per_epoch = ceil(n_train / batch_size)`` over the training examples
         not held out for early stopping.
         With the bag encoder trained by SGD (see ``optimizer``): about 1 million
-        example updates, ``clip(round(1e6 / n_train), 3, 25)``, and at most 12
-        where every class is scored (see ``n_negatives``): the exact softmax
-        gradient needs fewer passes than 16 drawn labels.
+        example updates, ``clip(round(1e6 / n_train), 3, 25)``. With the linear
+        model trained by its compiled step: about 200,000 example updates,
+        ``clip(round(2e5 / n_train), 3, 50)``.
     batch_size : int or "auto", default="auto"
-        Examples per gradient step. ``"auto"``: 256; 2,048 for the bag encoder
-        trained by SGD, whose update is per example (the batch sets how often the
-        learning rate and the threads' shares change).
+        Examples per gradient step. ``"auto"``: 256; 2,048 for the models trained
+        by a compiled step, whose update is per example (the batch sets how often
+        the learning rate and the threads' shares change).
     lr : float or "auto", default="auto"
         Learning rate of the optimizer. ``"auto"``: for the bag encoder trained by
         SGD, 0.02 times the mean number of stored entries per row of ``X`` (a
         feature's row moves by the rate times its share of the bag, so longer bags
-        take a larger rate), within [0.1, 1], decaying linearly to 0.01% of it over
-        ``max_epochs`` (fastText's and word2vec's schedule; ``partial_fit`` calls
-        count as epochs; no decay with an ``LRScheduler`` callback or a given
-        ``lr``); else 1e-3.
+        take a larger rate), within [0.1, 1]; for the linear model trained by
+        :class:`~sknce.optim.RowAdagrad` (or SGD), 8 over the square root of that
+        mean, within [0.25, 4] (a row of the unit-norm weighted input sums to
+        about that root, so each example's scores move alike); each decaying linearly to
+        0.01% of it over ``max_epochs`` (fastText's and word2vec's schedule;
+        ``partial_fit`` calls count as epochs; no decay with an ``LRScheduler``
+        callback or a given ``lr``); else 1e-3.
     optimizer : torch optimizer class, default=torch.optim.Adam
         Any :class:`torch.optim.Optimizer` subclass, built on the network's parameters.
         With the bag encoder (``hidden_layer_sizes="auto"`` on a sparse ``X``), the
         ranking objective and no ``optimizer_kwargs``, the default Adam becomes plain
         SGD, fastText's regime; on the CPU a compiled kernel then does the update of
         each example in place (fastText's inner loop) over ``n_jobs`` threads, in
-        about fastText's time (``benchmarks/README.md``). To train the bag by Adam,
-        pass :class:`sknce.optim.LazyAdam`. The choice is ``bag_sgd_``.
+        about fastText's time (``benchmarks/README.md``). For the full-rank linear
+        model it becomes :class:`sknce.optim.RowAdagrad`, again in a compiled step
+        (``torch.optim.SGD`` is compiled too). To train either by Adam, pass
+        :class:`sknce.optim.LazyAdam`. The choices are in ``plan_``.
     optimizer_kwargs : dict or None, default=None
         Further options of the optimizer, e.g. ``{"weight_decay": 1e-4}`` (not ``lr``);
         a keyword the optimizer does not take is a ``ValueError``.
@@ -373,10 +395,11 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         optimizer state, for ``max_epochs`` more epochs instead of starting over.
     device : {"cpu", "cuda", "auto"} or str, default="cpu"
         Where the network trains; ``"auto"`` takes a GPU when one is present. The
-        compiled step of fastText's regime (``bag_sgd_``) runs on the CPU only: on a
-        GPU (``"cuda"``, or ``"auto"`` with a GPU present) the bag encoder trains by
-        autograd with the same plain SGD and objective, one step per batch. How the
-        two compare is measured by ``benchmarks/gpu_check.py`` (:ref:`gpu-check`).
+        compiled steps (``plan_.kernel``: the linear model's, fastText's bag regime's)
+        run on the CPU only: on a GPU (``"cuda"``, or ``"auto"`` with a GPU present)
+        the network trains by autograd with the same optimizer and objective, one
+        step per batch. How the two compare is measured by
+        ``benchmarks/gpu_check.py`` (:ref:`gpu-check`).
     random_state : int, RandomState instance or None, default=None
         Seeds the weights, shuffling, negatives and the validation split. An int makes
         a CPU fit reproducible, in any thread.
@@ -428,10 +451,21 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
     sparse_embeddings_ : bool
         Whether the label tables have sparse gradients (``sparse_embeddings``
         resolved).
+    plan_ : ClassifierPlan
+        Every ``"auto"`` setting of the fit resolved from the data, once, at its
+        start (``regime``: ``"linear"``, ``"bag"`` or ``"network"``; the width, the
+        negatives, the optimizer, the rate, the batch, the epochs' rule...); a fit
+        that continues the network keeps it, with the parameters it honours
+        applied (see :meth:`continue_refusal`).
+    idf_ : ndarray of shape (`n_features_in_`,) or None
+        The smoothed inverse document frequencies of the training ``X`` where
+        the network reads it as ``bag="log1p-idf"``, else None.
+    temperature_ : float
+        The temperature that divided the label tables after the last fit (fitted
+        on its held-out examples: the full-rank linear model), else 1.0.
     bag_sgd_ : bool
-        Whether the bag encoder is trained by plain SGD with the kernel's objective
-        (fastText's regime, see ``optimizer``); the compiled step trains it on the
-        CPU.
+        Whether the factored bag encoder is trained by plain SGD with the kernel's
+        objective (fastText's regime, see ``optimizer``).
     sparse_input_ : bool
         Whether the first layer of the built-in encoder has sparse gradients
         (``sparse_embeddings`` resolved for a sparse ``X``).
@@ -505,6 +539,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         "batch_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "class_weight": [dict, StrOptions({"balanced"}), None],
         "multilabel_threshold": [Interval(Real, 0, 1, closed="neither")],
+        "bag": [StrOptions({"auto", *BAGS})],
     }
 
     _param_roles: dict = {
@@ -530,6 +565,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         "dropout": FIXED,
         "sparse_embeddings": FIXED,
         "init": Fixed("set where the network started"),
+        "bag": Fixed("fixed the network's reading of X (idf_ and the weighting)"),
     }
 
     def __init__(
@@ -544,6 +580,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         input_bias: bool = False,
         input_bias_layer_sizes: tuple[int, ...] = (32,),
         hidden_layer_sizes: tuple[int, ...] | str = "auto",
+        bag: str = "auto",
         encoder=None,
         embedding_dim: int | None = None,
         label_bias: bool = True,
@@ -581,6 +618,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         self.input_bias = input_bias
         self.input_bias_layer_sizes = input_bias_layer_sizes
         self.hidden_layer_sizes = hidden_layer_sizes
+        self.bag = bag
         self.encoder = encoder
         self.embedding_dim = embedding_dim
         self.label_bias = label_bias
@@ -648,88 +686,84 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             return ()
         return super()._check_hidden(name)
 
-    def _trains_bag_by_sgd(self) -> bool:
-        """Whether the bag encoder trains in fastText's regime: plain SGD, the ranking loss.
-
-        The default Adam (without options) becomes SGD; ``sknce.optim.LazyAdam`` or
-        any other optimizer keeps its choice.
-        """
-        return (
-            self.objective == "ranking"
-            and not self.multilabel_
-            and self.optimizer in (torch.optim.Adam, torch.optim.SGD)
-            and not self.optimizer_kwargs
-            and self.self_normalization == 0
-            and not self.input_bias
-            and self.dropout == 0
-        )
-
     def _fit_lr(self) -> float:
-        if self.lr != "auto":
-            return self.lr
-        if self._compiled_multilabel():
-            return self._multilabel_plan.lr
-        return self._bag_lr if getattr(self, "bag_sgd_", False) else _ADAM_LR
+        """The plan's rate; before this fit's plan (the parameter checks), any valid one."""
+        plan = vars(self).get("_classifier_plan")
+        if plan is not None:
+            return plan.lr
+        return ADAM_LR if self.lr == "auto" else self.lr
 
     def _make_step(self) -> TrainStep:
-        """The compiled step in fastText's regime or the compiled multi-label one (they
-        apply on the CPU), else autograd's."""
-        if self._compiled_multilabel():
-            return BagOneVsAllStep(check_n_jobs(self.n_jobs))
-        if self.bag_sgd_:
-            return BagRankingStep(check_n_jobs(self.n_jobs))
+        """The compiled step of the plan (it applies on the CPU), else autograd's."""
+        plan = self._classifier_plan
+        if plan.kernel and plan.regime == "linear":
+            return LinearSoftmaxStep(plan.n_jobs, plan.optimizer, plan.margin)
+        if plan.kernel and plan.objective == "ova":
+            return BagOneVsAllStep(plan.n_jobs)
+        if plan.kernel:
+            return BagRankingStep(plan.n_jobs)
         return super()._make_step()
 
-    def _compiled_multilabel(self) -> bool:
-        """Whether this multi-label fit's plan trains the bag by the compiled Adagrad step
-        (the plan is None for single-label ``y`` and before any fit)."""
-        plan = getattr(self, "_multilabel_plan", None)
-        return plan is not None and plan.compiled
-
     def _continued_roles(self) -> dict:
-        """After a fit in fastText's regime, an optimizer or options that leave it are fixed:
-        the compiled SGD step trained the bag, and takes no other optimizer."""
+        """After a fit by a compiled step, an optimizer or options that leave it are fixed:
+        the step trains by the plan's optimizer without options."""
         roles = super()._continued_roles()
-        if not self.bag_sgd_ or self._trains_bag_by_sgd():
+        plan = self.plan_
+        optimizer, kwargs = self.optimizer, self.optimizer_kwargs
+        if not plan.kernel or (optimizer in (torch.optim.Adam, plan.optimizer) and not kwargs):
             return roles
         regime = Fixed(
-            "chose fastText's regime (bag_sgd_=True), whose compiled step trains the bag "
-            "by plain SGD without options: optimizer=torch.optim.SGD without "
-            "optimizer_kwargs continues it"
+            f"chose the compiled step of the {plan.regime} regime (plan_.kernel), which "
+            f"trains by {plan.optimizer.__module__}.{plan.optimizer.__name__} without "
+            "options: that optimizer without optimizer_kwargs continues it"
         )
         return {**roles, "optimizer": regime, "optimizer_kwargs": regime}
 
-    def _make_scorer(
-        self, n_features: int, log_prior: np.ndarray, idf: np.ndarray | None = None
-    ) -> LabelScorer:
-        """The scorer of a new fit, started at ``log_prior`` with ``init="prior"``; ``idf``:
-        the bag encoder's feature weights, if any."""
+    def _make_scorer(self, n_features: int, log_prior: np.ndarray):
+        """The scorer of a new fit, started at ``log_prior`` with ``init="prior"``."""
+        plan = self._classifier_plan
+        if plan.regime == "linear":
+            encoder = BagEncoder(
+                n_features,
+                plan.width,
+                sparse_grad=plan.sparse_input,
+                normalize=False,
+                weighting=self._weighting(),
+            )
+            scorer = LinearLabelScorer(encoder, plan.width, label_bias=self.label_bias)
+        else:
+            scorer = self._label_scorer(n_features, plan)
+        if self.init == "prior":
+            scorer.start_at_prior(torch.as_tensor(log_prior, dtype=torch.float32))
+        return scorer
+
+    def _label_scorer(self, n_features: int, plan: ClassifierPlan) -> LabelScorer:
+        """The factored scorer ``h(x)ᵀ e_y + b_y`` of the bag or of a network."""
         hidden = self._hidden_layers()
-        if self._bag:
-            dim = self._bag_dim() if self.embedding_dim is None else self.embedding_dim
-            encoder = BagEncoder(n_features, dim, sparse_grad=self.sparse_input_, idf=idf)
+        if plan.regime == "bag":
+            encoder = BagEncoder(
+                n_features, plan.width, sparse_grad=plan.sparse_input, weighting=self._weighting()
+            )
+            dim = plan.width
         elif self.encoder is None and not hidden and self.embedding_dim is None:
             encoder, dim = DenseInput(torch.nn.Identity()), n_features
         else:
             width = 64 if self.embedding_dim is None else self.embedding_dim
             encoder, dim = self._make_encoder(
-                n_features, lambda: MLP(n_features, hidden, width, sparse_grad=self.sparse_input_)
+                n_features, lambda: MLP(n_features, hidden, width, sparse_grad=plan.sparse_input)
             )
         input_bias = None
         if self.input_bias:
             input_bias = MLP(n_features, tuple(self.input_bias_layer_sizes), 1)
-        scorer = LabelScorer(
+        return LabelScorer(
             encoder,
             dim,
             len(self.classes_),
             label_bias=self.label_bias,
             input_bias=input_bias,
-            sparse=self.sparse_embeddings_,
+            sparse=plan.sparse_embeddings,
             dropout=self.dropout,
         )
-        if self.init == "prior":
-            scorer.start_at_prior(torch.as_tensor(log_prior, dtype=torch.float32))
-        return scorer
 
     def _early_stopping(self) -> ChanceAwareEarlyStopping:
         if self.multilabel_:
@@ -744,10 +778,13 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         )
 
     def _make_objective(self):
-        if self.multilabel_:
+        plan = self._classifier_plan
+        if plan.objective == "ova":
             return MultilabelOneVsAllLoss()
+        if plan.objective == "softmax":
+            return MarginSoftmaxLoss(plan.margin)
         objective = {"ranking": RankingNCELoss, "binary": BinaryNCELoss, "mle": SoftmaxLoss}
-        criterion = objective[self.objective]()
+        criterion = objective[plan.objective]()
         if self.self_normalization > 0:
             criterion = SelfNormalized(criterion, self.self_normalization)
         return criterion
@@ -759,36 +796,30 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
     _epoch_range = _EPOCH_RANGE
 
     def _schedule(self, n_examples: int, n_train: int, continues: bool) -> tuple[int, int]:
-        """Batch size (:meth:`_batch_size`) and epochs: the base's rule of about
-        ``_target_steps`` steps, or in fastText's regime about ``_BAG_EXAMPLES``
-        example updates, in ``_BAG_EPOCH_RANGE``."""
-        batch_size = self._batch_size()
-        max_epochs = self.max_epochs
-        if max_epochs == "auto" and self._compiled_multilabel():
-            max_epochs = self._multilabel_plan.max_epochs(n_train)
-        elif max_epochs == "auto" and self.bag_sgd_:
-            max_epochs = int(np.clip(round(_BAG_EXAMPLES / max(n_train, 1)), *_BAG_EPOCH_RANGE))
-            if self._exhaustive():
-                max_epochs = min(max_epochs, _BAG_EXHAUSTIVE_EPOCHS)
-        elif max_epochs == "auto":
-            max_epochs = auto_epochs(n_train, batch_size, self._target_steps, self._epoch_range)
-        return batch_size, max_epochs
+        """Batch size and epochs of the plan: the base's rule of about ``_target_steps``
+        steps, or in the compiled regimes a number of example updates."""
+        plan = self._classifier_plan
+        batch_size = self.net_.batch_size if continues else plan.batch_size
+
+        def steps(n: int, batch: int) -> int:
+            return auto_epochs(n, batch, self._target_steps, self._epoch_range)
+
+        return batch_size, plan.epochs(n_train, steps)
 
     def _net_options(self, data: _Labelled) -> dict:
-        """The linear decay of ``lr="auto"`` in fastText's regime (and in the compiled
-        multi-label one), as an extra callback."""
+        """The linear decay of the plan's rate, as an extra callback."""
+        held_out = self.validation_fraction if self.early_stopping else 0.0
+        return self._decay_options(data.n_examples * (1 - held_out))
+
+    def _decay_options(self, per_epoch: float) -> dict:
+        """The plan's linear decay over epochs of ``per_epoch`` examples (none when the
+        plan keeps the rate, or with the user's ``LRScheduler``)."""
         from skorch.callbacks import LRScheduler
 
         users = [c[1] if isinstance(c, tuple) else c for c in self.callbacks or ()]
-        if (
-            not (self.bag_sgd_ or self._compiled_multilabel())
-            or self.lr != "auto"
-            or any(isinstance(c, LRScheduler) for c in users)
-        ):
+        if not self._classifier_plan.lr_decay or any(isinstance(c, LRScheduler) for c in users):
             return {}
-        held_out = self.validation_fraction if self.early_stopping else 0.0
-        decay = LinearDecay(_BAG_END_LR, max(data.n_examples * (1 - held_out), 1.0))
-        return {"extra_callbacks": [("lr_decay", decay)]}
+        return {"extra_callbacks": [("lr_decay", LinearDecay(END_LR, max(per_epoch, 1.0)))]}
 
     def _check_params(self) -> None:
         self._check_hidden()
@@ -844,40 +875,155 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
 
     def _start_fit(self, data: _Labelled, seeds) -> _Labelled:
         entries = _entries_per_row(data.X)
+        non_negative = _non_negative(data.X)
         if self.multilabel_:
             counts = np.asarray(data.y.sum(axis=0), dtype=np.float64).ravel()
             labels = np.arange(data.y.shape[1])
             self._multilabel_plan = _multilabel.resolve_plan(self, data.X, data.y)
-            log_prior = self._start(labels, counts, None, entries, n_rows=data.y.shape[0])
+            log_prior = self._start(
+                labels, counts, None, entries, n_rows=data.y.shape[0], non_negative=non_negative
+            )
+            self._set_idf(data.X)
             return data._replace(log_prior=log_prior, n_examples=data.X.shape[0])
         labels, codes, counts = encode_labels(data.y)
-        log_prior = self._start(labels, counts, data.declared, entries)
+        log_prior = self._start(labels, counts, data.declared, entries, non_negative=non_negative)
+        self._set_idf(data.X)
         return data._replace(
             log_prior=log_prior, n_examples=data.X.shape[0], labels=labels, codes=codes
         )
 
+    def _set_idf(self, X, frequencies: tuple[np.ndarray, int] | None = None) -> None:
+        """``idf_`` of the training ``X`` (or of ``(df, n_rows)`` summed over a stream),
+        where the plan's representation weighs by it; else None."""
+        if self._classifier_plan.bag != "log1p-idf":
+            self.idf_ = None
+        elif frequencies is not None:
+            self.idf_ = idf_of_frequencies(*frequencies)
+        else:
+            self.idf_ = smooth_idf(X)
+
     def _continue_fit(self, data: _Labelled) -> _Labelled:
+        self._continue_plan()
         if self.multilabel_:
             return data
         labels, codes, _ = encode_labels(data.y)
         self._check_known(labels)
         return data._replace(labels=labels, codes=codes)
 
+    def _continue_plan(self) -> None:
+        """The fitted plan with the parameters it honours applied; a ValueError naming
+        those it cannot (see :meth:`continue_refusal`)."""
+        message = self.continue_refusal()
+        if message is not None:
+            raise ValueError(message)
+        self.plan_ = self._classifier_plan = self.plan_.continued(self)
+        step = self.net_.step
+        if isinstance(step, KernelStep):
+            step.n_jobs = self._classifier_plan.n_jobs
+
+    def continue_refusal(self) -> str | None:
+        """Why a fit continuing the fitted network cannot honour the current parameters.
+
+        A parameter changed by ``set_params`` after a fit is either honoured by the
+        next ``partial_fit`` or ``fit`` with ``warm_start=True`` (the learning rate,
+        the batch size, the epochs, the threads; the negatives drawn and the
+        optimizer where the fitted plan draws negatives or trains by autograd), or
+        fixed by the plan of the first fit (the model, its representation of ``X``,
+        the objective, the noise, the compiled step's optimizer, ...), in which case
+        that fit raises this message.
+
+        Returns
+        -------
+        str or None
+            The message naming the parameters and the fix, or None when the
+            parameters can be honoured (or the estimator is not fitted).
+        """
+        plan = getattr(self, "plan_", None)
+        if plan is None:
+            return None
+        try:
+            check_n_jobs(self.n_jobs)
+        except ValueError as error:
+            return str(error)
+        return plan.refusal(self)
+
     def _make_dataset(self, data: _Labelled, device: str) -> SampledDataset:
         if self.multilabel_:
+            plan = self._classifier_plan
             X = as_csr_or_dense(data.X)
             return SampledDataset(
-                LabelSetSampler(
-                    X, data.y, self.noise_, self._n_negatives(), device, self.shared_negatives
-                )
+                LabelSetSampler(X, data.y, self.noise_, plan.n_negatives, device, plan.shared)
             )
         # the indices in classes_ of the distinct labels, then of every sample
         encoded = np.searchsorted(self.classes_, data.labels)[data.codes]
         return SampledDataset(self._sampler(data.X, encoded, device))
 
+    def _run(self, dataset, data, plan: FitPlan) -> None:
+        """The base's schedule and training; then, where the plan calibrates and the fit
+        held out examples, the temperature of the held-out log-likelihood and, for a new
+        network, a refit on every example for the epochs the held-out set chose. The
+        plan of the fit is then the fitted ``plan_`` alone."""
+        labels_plan = self._classifier_plan
+        super()._run(dataset, data, plan)
+        self.temperature_ = 1.0
+        temperature = None
+        if labels_plan.calibrate and not plan.partial:
+            temperature = self._held_out_temperature(dataset)
+        if temperature is not None:
+            epochs = dict(self.net_.callbacks_)["early_stopping"].best_epoch_
+            if labels_plan.refit and not plan.continues and epochs:
+                self.selection_history_ = self.history_
+                self._refit(dataset, data, plan, epochs)
+            self._scale_scores(temperature)
+        del self._classifier_plan
+
+    def _refit(self, dataset, data, plan: FitPlan, epochs: int) -> None:
+        """A new network trained on every example (none held out) for ``epochs``."""
+
+        def build():
+            return self._make_module(data, plan.seeds), self._make_objective()
+
+        options = self._decay_options(data.n_examples)
+        with self._training(data, plan.device):
+            self._train(
+                dataset,
+                build,
+                plan,
+                max_epochs=epochs,
+                batch_size=self._classifier_plan.batch_size,
+                validation=False,
+                **options,
+            )
+
+    def _scale_scores(self, temperature: float) -> None:
+        """Divide the label tables by ``temperature`` (``temperature_``)."""
+        with torch.no_grad():
+            for table in self.net_.module_.label_tables():
+                table.div_(temperature)
+        self.temperature_ = temperature
+
+    def _held_out_temperature(self, dataset) -> float | None:
+        """The temperature of the examples early stopping held out (None without them)."""
+        net = self.net_
+        if not isinstance(net.train_split, HoldOut) or not isinstance(dataset, SampledDataset):
+            return None
+        _, valid = net.train_split(dataset)
+        scorer = net.module_
+        logits, labels, weights = [], [], []
+        with torch.no_grad():
+            for batch in valid.batches(net.batch_size, net.seeds.numpy("valid"), shuffle=False):
+                inputs, targets = batch
+                h, b = scorer.encode(inputs["x"])
+                logits.append(scorer.score_range(h, b))
+                labels.append(targets.labels)
+                if targets.sample_weight is not None:
+                    weights.append(targets.sample_weight)
+        return fit_temperature(
+            torch.cat(logits), torch.cat(labels), torch.cat(weights) if weights else None
+        )
+
     def _make_module(self, data: _Labelled, seeds) -> LabelScorer:
-        idf = _multilabel.bag_idf(self._multilabel_plan, data.X) if self.multilabel_ else None
-        return self._make_scorer(self.n_features_in_, data.log_prior, idf)
+        return self._make_scorer(self.n_features_in_, data.log_prior)
 
     @contextlib.contextmanager
     def _training(self, data, device: str) -> Iterator[None]:
@@ -916,6 +1062,9 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         summary["labels"], summary["counts"] = merged, total
         summary.setdefault("entries", []).append(_entries_per_row(X))
         summary["n_examples"] = summary.get("n_examples", 0) + X.shape[0]
+        summary["non_negative"] = summary.get("non_negative", True) and _non_negative(X)
+        if sp.issparse(X):
+            summary["df"] = summary.get("df", 0) + document_frequencies(X)
         self.multilabel_ = False
         self._multilabel_plan = None
         return X.shape[0]
@@ -928,10 +1077,13 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             summary["counts"],
             self.classes,
             max(entries) if sparse_stream else None,
+            non_negative=summary["non_negative"],
         )
+        self._set_idf(None, (summary.get("df", 0), summary["n_examples"]))
         return _Labelled(None, None, self.classes, log_prior, summary["n_examples"])
 
     def _continue_stream(self, chunks, summary: dict) -> None:
+        self._continue_plan()
         self._check_known(summary["labels"])
 
     def _chunk_dataset(self, chunk, device: str) -> SampledDataset:
@@ -946,128 +1098,53 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         declared,
         entries: float | None,
         n_rows: int | None = None,
+        non_negative: bool = True,
     ) -> np.ndarray:
-        """Set the labels, the noise and the tables' gradients of a new fit.
+        """Set the labels, the noise and the plan of a new fit.
 
         ``entries``: stored entries per row of a sparse ``X`` (None for dense input);
-        ``n_rows``: the rows of a multi-label fit (None for single-label y).
-        Returns the log prior (see :meth:`_set_labels`).
+        ``n_rows``: the rows of a multi-label fit (None for single-label y);
+        ``non_negative``: whether ``X`` holds no negative value. Returns the log
+        prior (see :meth:`_set_labels`).
         """
         log_prior = self._set_labels(labels, counts, declared, n_rows)
-        self._bag = (
-            self.encoder is None and self.hidden_layer_sizes == "auto" and entries is not None
+        facts = DataFacts(
+            len(self.classes_), self.n_features_in_, entries, non_negative, n_rows is not None
         )
-        self.bag_sgd_ = self._bag and self._trains_bag_by_sgd()
-        if self.bag_sgd_:
-            self._bag_lr = float(np.clip(_BAG_LR_PER_ENTRY * entries, *_BAG_LR_RANGE))
-        # every label is scored by the full softmax: its gradients are dense anyway
-        labels_sampled = self.objective != "mle"
-        self.sparse_embeddings_ = labels_sampled and self._resolve_sparse(
-            len(self.classes_), self._rows_per_step()
-        )
-        # the built-in MLP's first layer on a sparse X: a table of one row per feature
-        has_input_layer = self.encoder is None and (
-            self._bag or self._hidden_layers() or self.embedding_dim is not None
-        )
-        self.sparse_input_ = bool(has_input_layer and entries is not None) and (
-            self._resolve_sparse(self.n_features_in_, self._batch_size() * entries)
-        )
+        accelerator = self.accelerator
+        processes = 1 if accelerator is None else accelerator.num_processes
+        multilabel = self._multilabel_plan if n_rows is not None else None
+        plan = resolve_plan(self, facts, processes, multilabel)
+        self.plan_ = self._classifier_plan = plan
+        # the fitted attributes that state the plan (for users; the fit reads the plan)
+        self.bag_sgd_ = plan.regime == "bag" and plan.kernel
+        self.sparse_embeddings_ = plan.sparse_embeddings
+        self.sparse_input_ = plan.sparse_input
         return log_prior
 
-    def _resolve_sparse(self, n_rows: int, touched: float) -> bool:
-        """``sparse_embeddings`` resolved for a table of ``n_rows`` rows.
+    def _weighting(self) -> BagWeighting | None:
+        """The bag encoder's reading of ``X``: the plan's representation (None: as given)."""
+        bag = self._classifier_plan.bag
+        return None if bag in (None, "counts") else BagWeighting(bag, self.idf_)
 
-        ``touched``: the rows a training step reads, with repeats.
-        """
-        if not isinstance(self.sparse_embeddings, str):
-            return bool(self.sparse_embeddings)
-        accelerator = self.accelerator
-        if n_rows < _SPARSE_RATIO * touched or (
-            accelerator is not None and accelerator.num_processes > 1
-        ):
-            return False
-        return self._sparse_optimizer() is not None
-
-    def _n_negatives(self) -> int:
-        """``n_negatives`` with ``"auto"`` resolved."""
-        if self.multilabel_ and self.n_negatives == "auto":
-            return self._multilabel_plan.n_negatives
-        if self._exhaustive():
-            return len(self.classes_)
-        if self.n_negatives == "auto":
-            return _BAG_NEGATIVES if getattr(self, "bag_sgd_", False) else 64
-        return self.n_negatives
-
-    def _bag_dim(self) -> int:
-        """``embedding_dim=None`` for the bag encoder: narrower where every class is scored."""
-        if self._compiled_multilabel():
-            return self._multilabel_plan.dim
-        return _BAG_EXHAUSTIVE_DIM if self._exhaustive() else _BAG_DIM
-
-    def _exhaustive(self) -> bool:
-        """Whether every class is each example's noise (``"auto"``, few classes, SGD)."""
-        return (
-            self.n_negatives == "auto"
-            and getattr(self, "bag_sgd_", False)
-            and len(self.classes_) <= _BAG_EXHAUSTIVE
-        )
-
-    def _batch_size(self) -> int:
-        """The batch size of this fit: the network's when it continues, else resolved."""
-        if self._continues(False):
-            return self.net_.batch_size
-        if self.batch_size == "auto" and self.multilabel_:
-            return self._multilabel_plan.batch_size
-        if self.batch_size == "auto":
-            return _BAG_BATCH if getattr(self, "bag_sgd_", False) else 256
-        return self.batch_size
-
-    def _rows_per_step(self) -> int:
-        """Label rows a training step scores (with repeats): true labels and noise labels."""
-        batch_size = self._batch_size()
-        drawn = self._n_negatives() + (self.n_norm_samples if self.self_normalization > 0 else 0)
-        shared = self.shared_negatives or self._exhaustive()
-        return batch_size + (drawn if shared else batch_size * drawn)
-
-    def _sparse_optimizer(self) -> type | None:
-        """The optimizer ``sparse_embeddings="auto"`` trains sparse tables with, or None.
-
-        The default Adam becomes :class:`~sknce.optim.LazyAdam` (when the
-        ``optimizer_kwargs`` are LazyAdam's too); an optimizer that accepts sparse
-        gradients is kept; any other keeps the tables dense.
-        """
-        optimizer = self.optimizer
-        if optimizer is torch.optim.Adam:
-            taken = set(inspect.signature(LazyAdam.__init__).parameters) - {"self", "params"}
-            return LazyAdam if set(self.optimizer_kwargs or {}) <= taken else None
-        if isinstance(optimizer, type) and issubclass(optimizer, _SPARSE_OPTIMIZERS):
-            return optimizer
-        return None
-
-    def _optimizer_class(self) -> type:
-        if self._compiled_multilabel():
-            return self._multilabel_plan.optimizer
-        if self.bag_sgd_:
-            return torch.optim.SGD
-        if isinstance(self.sparse_embeddings, str) and (
-            self.sparse_embeddings_ or self.sparse_input_
-        ):
-            return self._sparse_optimizer()
-        return self.optimizer
-
-    def _sampler(self, X, y_enc: np.ndarray, device: str) -> LabelSampler:
-        """The sampler of encoded labels (single-label ``y``)."""
+    def _sampler(self, X, y_enc: np.ndarray, device: str, **pairs) -> LabelSampler:
+        """The sampler of encoded labels; ``pairs``: multi-label ``anchors`` and ``positives``."""
+        plan = self._classifier_plan
         return LabelSampler(
             as_csr_or_dense(X),
             torch.as_tensor(y_enc, dtype=torch.int64),
             self.noise_,
-            0 if self.objective == "mle" else self._n_negatives(),
-            self.n_norm_samples if self.self_normalization > 0 else 0,
-            self.remove_accidental_hits,
+            plan.n_negatives,
+            plan.n_norm_samples,
+            plan.remove_hits,
             device,
-            shared=self.shared_negatives,
-            exhaustive=self._exhaustive(),
+            shared=plan.shared,
+            exhaustive=plan.exhaustive,
+            **pairs,
         )
+
+    def _optimizer_class(self) -> type:
+        return self._classifier_plan.optimizer
 
     def fit(self, X, y=None, sample_weight=None) -> ConditionalNCEClassifier:
         """Fit the model by NCE (or the full softmax for ``objective="mle"``).
@@ -1167,7 +1244,11 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
                 stop = min(start + _CLASS_CHUNK, n_classes)
                 with torch.no_grad():
                     scores = scorer.score_range(h, b, start, stop)
-                rows_finite = torch.isfinite(scores).all(dim=1)
+                # two vectorised reductions, no boolean block: a NaN propagates to both,
+                # an infinite score is the row's maximum or minimum
+                rows_finite = torch.isfinite(scores.amax(dim=1)) & torch.isfinite(
+                    scores.amin(dim=1)
+                )
                 finite = rows_finite if finite is None else finite & rows_finite
                 yield start, scores
             # One check (one device sync) per batch of rows: NaN where a row is not finite.
@@ -1213,6 +1294,8 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
                     logsig = torch.nn.functional.logsigmoid(scores.double())
                     out[rows, start : start + scores.shape[1]] = logsig.cpu().numpy()
                     continue
+                # float64 throughout: the probabilities a user sums (log_loss checks) must
+                # sum to 1 to float64 precision, which a float32 normaliser misses by 1e-7
                 scores = scores.double()
                 part = torch.logsumexp(scores, dim=1)
                 lse = part if lse is None else torch.logaddexp(lse, part)
@@ -1290,7 +1373,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
                     index = index.gather(1, order)
                 best, best_id = value, index
                 if not multilabel:
-                    part = torch.logsumexp(scores.double(), dim=1)
+                    part = _logsumexp(scores, value[:, :1])
                     lse = part if lse is None else torch.logaddexp(lse, part)
             if multilabel:
                 log_proba[rows] = torch.nn.functional.logsigmoid(best.double()).cpu().numpy()

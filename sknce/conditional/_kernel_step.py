@@ -1,6 +1,6 @@
 """The compiled training steps of ConditionalNCEClassifier on sparse bags of features.
 
-Both are the engine's :class:`~sknce._steps.KernelStep` for the classifier's scorer
+Each is the engine's :class:`~sknce._steps.KernelStep` for the classifier's scorer
 when its encoder is the :class:`~sknce.nn.BagEncoder`; each hands a sampler's batch
 (the inputs as a sparse tensor, the labels, the noise labels and their ``log p_N``)
 to a kernel of :mod:`sknce.conditional._kernels` over the engine's Hogwild threads:
@@ -10,7 +10,11 @@ to a kernel of :mod:`sknce.conditional._kernels` over the engine's Hogwild threa
   update, :func:`~sknce.conditional._kernels.sgd_bag_ranking`;
 * :class:`BagOneVsAllStep`: the sampled one-vs-all loss of a label indicator
   (:class:`~sknce.conditional._sampler.LabelSetSampler`), a per-row Adagrad update,
-  :func:`~sknce.conditional._kernels.adagrad_bag_one_vs_all`.
+  :func:`~sknce.conditional._kernels.adagrad_bag_one_vs_all`;
+* :class:`LinearSoftmaxStep`: the full-rank linear model
+  (:class:`~sknce.nn.LinearLabelScorer`), the exact softmax of every class with
+  :class:`~sknce.optim.RowAdagrad` (or plain SGD), whose accumulators it updates in
+  place in the optimizer's state, :func:`~sknce.conditional._kernels.sgd_linear_softmax`.
 
 Where they do not apply (a GPU, another optimizer, another encoder or objective, an
 input bias, dropout, the self-normalisation penalty) the engine trains by autograd.
@@ -23,36 +27,44 @@ import torch
 
 from sknce._data import Targets
 from sknce._steps import KernelStep
-from sknce.conditional._kernels import adagrad_bag_one_vs_all, sgd_bag_ranking
-from sknce.losses import MultilabelOneVsAllLoss, RankingNCELoss
-from sknce.nn import BagEncoder
+from sknce.conditional._kernels import (
+    adagrad_bag_one_vs_all,
+    sgd_bag_ranking,
+    sgd_linear_softmax,
+)
+from sknce.losses import MarginSoftmaxLoss, MultilabelOneVsAllLoss, RankingNCELoss
+from sknce.nn import BagEncoder, LabelScorer, LinearLabelScorer
+from sknce.optim import RowAdagrad
 
-__all__ = ["BagOneVsAllStep", "BagRankingStep"]
+__all__ = ["BagOneVsAllStep", "BagRankingStep", "LinearSoftmaxStep"]
 
 
 def _bag_step_applies(net, objective: type) -> bool:
-    """A bag-encoder scorer without input bias or dropout, trained by ``objective``."""
+    """A label scorer over a (mean) bag encoder without input bias or dropout,
+    trained by ``objective``."""
     scorer = net.module_
     return (
-        isinstance(scorer.encoder, BagEncoder)
+        isinstance(scorer, LabelScorer)
+        and isinstance(scorer.encoder, BagEncoder)
+        and scorer.encoder.normalize
         and scorer.input_bias is None
         and scorer.dropout.p == 0
         and type(net.criterion_) is objective
     )
 
 
-def _csr_batch(scorer, x: torch.Tensor) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``indptr, indices, values`` of a sparse batch, the values weighted as the bag
-    encoder weighs them (``log(1 + x) * idf`` when it has an idf)."""
-    x = x.coalesce()  # row-major: each row's entries are contiguous
+def _weighted(encoder: BagEncoder, x):
+    """A sparse COO batch as the encoder reads it (its ``weighting``), coalesced."""
+    x = x.coalesce()
+    return x if encoder.weighting is None else encoder.weighting(x)
+
+
+def _csr_of(x) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``indptr``, ``indices``, ``data`` of a coalesced sparse COO batch (row-major)."""
     rows, cols = x.indices().numpy()
     indptr = np.zeros(x.shape[0] + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows, minlength=x.shape[0]), out=indptr[1:])
-    values = x.values().numpy()
-    idf = scorer.encoder.idf
-    if idf is not None:
-        values = np.log1p(values) * idf.numpy()[cols]
-    return indptr, cols, values
+    return indptr, cols, x.values().numpy()
 
 
 def _views(tables) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -101,7 +113,7 @@ class BagRankingStep(KernelStep):
             # the same K corrections for every example (the sampler's expanded view)
             neg_log_noise = neg_log_noise[:1]
         batch = (
-            *_csr_batch(scorer, inputs["x"]),
+            *_csr_of(_weighted(scorer.encoder, inputs["x"])),
             labels,
             np.ascontiguousarray(negatives),
             targets.pos_log_noise.numpy(),
@@ -153,7 +165,7 @@ class BagOneVsAllStep(KernelStep):
         # the importance weight 1 / (K p_N(y)) of each drawn label's term
         neg_coef = np.exp(-neg_log_noise.astype(np.float64)) / negatives.shape[1]
         batch = (
-            *_csr_batch(scorer, inputs["x"]),
+            *_csr_of(_weighted(scorer.encoder, inputs["x"])),
             inputs["labels"].numpy(),
             targets.pos_mask.numpy(),
             np.ascontiguousarray(negatives),
@@ -167,3 +179,67 @@ class BagOneVsAllStep(KernelStep):
     def kernel(self, net, state, lo: int, hi: int, lr: float) -> float:
         params, sums, batch, eps = state
         return adagrad_bag_one_vs_all(*params, *sums, *batch, lo, hi, lr, eps)
+
+
+class LinearSoftmaxStep(KernelStep):
+    """The exact softmax of a sparse linear model, compiled, over ``n_jobs`` threads.
+
+    Parameters
+    ----------
+    n_jobs : int, default=1
+        Threads of the kernel (Hogwild with more than one: not bit-reproducible).
+    optimizer : {RowAdagrad, torch.optim.SGD}, default=RowAdagrad
+        The update the kernel implements; the step applies when the net trains
+        with this optimizer, at its default ``eps``.
+    margin : float, default=0.0
+        The training margin of the objective (``MarginSoftmaxLoss``'s).
+    """
+
+    def __init__(self, n_jobs: int = 1, optimizer: type = RowAdagrad, margin: float = 0.0) -> None:
+        super().__init__(n_jobs)
+        self.optimizer = optimizer
+        self.margin = float(margin)
+
+    def applies(self, net) -> bool:
+        """The engine's conditions, and a scorer and objective the kernel implements."""
+        if not super().applies(net):
+            return False
+        scorer = net.module_
+        criterion = net.criterion_
+        return (
+            isinstance(scorer, LinearLabelScorer)
+            and isinstance(scorer.encoder, BagEncoder)
+            and not scorer.encoder.normalize
+            and type(criterion) is MarginSoftmaxLoss
+            and criterion.margin == self.margin
+        )
+
+    def prepare(self, net, inputs: dict, targets: Targets) -> tuple:
+        """The batch as the kernel's arrays, and numpy views of the parameters and state."""
+        scorer = net.module_
+        weight, bias = scorer.encoder.weight, scorer.label_bias
+        state = net.optimizer_.state
+        adagrad = self.optimizer is RowAdagrad
+        empty = np.empty(0, np.float32)
+
+        def view(tensor):
+            return tensor.detach().numpy().reshape(-1) if tensor is not None else empty
+
+        params = (
+            weight.detach().numpy(),
+            view(bias),
+            view(state[weight]["sum"]) if adagrad else empty,
+            view(state[bias]["sum"]) if adagrad and bias is not None else empty,
+        )
+        weights = targets.sample_weight
+        batch = (
+            *_csr_of(_weighted(scorer.encoder, inputs["x"])),
+            targets.labels.numpy(),
+            empty if weights is None else np.ascontiguousarray(weights.numpy(), np.float32),
+        )
+        eps = net.optimizer_.param_groups[0].get("eps", 0.0)
+        return params, batch, eps
+
+    def kernel(self, net, state, lo: int, hi: int, lr: float) -> float:
+        params, batch, eps = state
+        return sgd_linear_softmax(*params, *batch, lo, hi, lr, self.margin, eps)

@@ -1,4 +1,4 @@
-"""Compiled CPU kernel of ConditionalNCEClassifier on sparse bag input (fastText's inner loop).
+"""Compiled CPU kernels of ConditionalNCEClassifier on sparse bag input (fastText's inner loop).
 
 A torch step over a batch of sparse bags and ``K`` sampled labels runs a dozen
 dispatcher calls, an autograd graph and an optimizer over tiny rows; on a CPU it
@@ -21,7 +21,12 @@ times the gradient of its loss, every term read before any row moves (a label ro
 that occurs several times moves once by the sum of its coefficients);
 ``tests/conditional/test_classifier_kernel.py`` checks it against autograd.
 
-Several threads may run the kernel on different slices of one batch at once: it
+:func:`sgd_linear_softmax` is the same per-example loop for the full-rank linear
+model of :class:`~sknce.nn.LinearLabelScorer`, ``s(x, y) = sum_j x_j V[j, y] + b[y]``
+on already weighted inputs, with the exact softmax over every class and row-wise
+AdaGrad (:class:`sknce.optim.RowAdagrad`) or plain SGD.
+
+Several threads may run a kernel on different slices of one batch at once: it
 holds no GIL (``nogil=True``) and the threads race on shared rows without locks,
 as fastText's workers do (Hogwild; Recht et al., 2011), so a multi-threaded fit is
 not bit-reproducible.
@@ -34,7 +39,7 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["adagrad_bag_one_vs_all", "sgd_bag_ranking"]
+__all__ = ["adagrad_bag_one_vs_all", "sgd_bag_ranking", "sgd_linear_softmax"]
 
 
 @njit(nogil=True, cache=True, fastmath=True)
@@ -416,4 +421,113 @@ def adagrad_bag_one_vs_all(
         _update_rows(tables, sums, bag, h, grad, (rows, coefs, n_rows), lr, eps, typed)
         for t in range(n_rows):
             slot_of[rows[t]] = -1
+    return total_loss
+
+
+@njit(nogil=True, cache=True, fastmath=True, error_model="numpy")
+def sgd_linear_softmax(
+    w_in: np.ndarray,
+    bias: np.ndarray,
+    w_sum: np.ndarray,
+    b_sum: np.ndarray,
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    data: np.ndarray,
+    labels: np.ndarray,
+    weights: np.ndarray,
+    lo: int,
+    hi: int,
+    lr: float,
+    margin: float,
+    eps: float,
+) -> float:
+    """Apply one softmax step per example ``lo..hi-1`` in place; return the summed loss.
+
+    The scores of example ``i`` are ``z = b + sum_r data[r] V[indices[r]]`` over its
+    entries, its loss the cross-entropy of ``z`` less ``margin`` at its label
+    (the additive-margin softmax, Wang et al., 2018; 0: the log-likelihood), and
+    its update ``-lr`` times the gradient of that loss, row by row with
+    row-wise AdaGrad: a row's accumulator grows by the squared norm of its
+    gradient and its step is divided by the accumulator's square root plus
+    ``eps`` (:class:`sknce.optim.RowAdagrad`); with empty accumulators, plain
+    SGD. Every score is read before any row moves.
+
+    Parameters
+    ----------
+    w_in : float array of shape (n_features, n_classes)
+        ``V``, updated in place.
+    bias : float array of shape (n_classes,) or (0,)
+        The label biases ``b`` (updated in place), or empty for none.
+    w_sum : float array of shape (n_features,) or (0,)
+        AdaGrad accumulators of the rows of ``V`` (updated in place), or empty for SGD.
+    b_sum : float array of shape (1,) or (0,)
+        AdaGrad accumulator of ``b`` (one row), or empty.
+    indptr, indices, data, labels, weights, lo, hi, lr
+        As :func:`sgd_bag_ranking`'s (``data``: the weighted input).
+    margin : float
+        Subtracted from the score of the example's label in training.
+    eps : float
+        AdaGrad's stabiliser.
+
+    Returns
+    -------
+    float
+        The summed loss of the examples, each evaluated before its own update.
+    """
+    n_classes = w_in.shape[1]
+    adagrad = w_sum.shape[0] > 0
+    has_bias = bias.shape[0] > 0
+    z = np.zeros_like(w_in[0])
+    typed = np.zeros_like(w_in[0, :1])
+    total_loss = 0.0
+    for i in range(lo, hi):
+        start, stop = indptr[i], indptr[i + 1]
+        for k in range(n_classes):
+            z[k] = bias[k] if has_bias else 0.0
+        for r in range(start, stop):
+            row = w_in[indices[r]]
+            typed[0] = data[r]
+            value = typed[0]
+            for k in range(n_classes):
+                z[k] += value * row[k]
+        label = labels[i]
+        z[label] -= margin
+        target = z[label]
+        top = z[0]
+        for k in range(1, n_classes):
+            top = max(top, z[k])
+        norm = 0.0
+        for k in range(n_classes):
+            z[k] = math.exp(z[k] - top)
+            norm += z[k]
+        weight = weights[i] if weights.shape[0] > 0 else 1.0
+        total_loss += weight * (top + math.log(norm) - target)
+        # z becomes the gradient of the loss in the scores: weight * (softmax - one-hot)
+        squared = 0.0
+        for k in range(n_classes):
+            typed[0] = weight * z[k] / norm
+            z[k] = typed[0]
+        z[label] -= weight
+        for k in range(n_classes):
+            squared += z[k] * z[k]
+        for r in range(start, stop):
+            j = indices[r]
+            row = w_in[j]
+            if adagrad:
+                w_sum[j] += data[r] * data[r] * squared
+                typed[0] = lr * data[r] / (math.sqrt(w_sum[j]) + eps)
+            else:
+                typed[0] = lr * data[r]
+            step = typed[0]
+            for k in range(n_classes):
+                row[k] -= step * z[k]
+        if has_bias:
+            if adagrad:
+                b_sum[0] += squared
+                typed[0] = lr / (math.sqrt(b_sum[0]) + eps)
+            else:
+                typed[0] = lr
+            step = typed[0]
+            for k in range(n_classes):
+                bias[k] -= step * z[k]
     return total_loss

@@ -9,7 +9,13 @@ about scikit-learn or skorch.
 import sys
 import warnings
 
-from sknce.nn._conditional import BagEncoder, LabelScorer, TargetEnergy
+from sknce.nn._conditional import (
+    BagEncoder,
+    BagWeighting,
+    LabelScorer,
+    LinearLabelScorer,
+    TargetEnergy,
+)
 from sknce.nn._contrastive import LatentClassScorer, SphereEncoder
 from sknce.nn._documents import BilinearScorer, LinearSkipEncoder, PairScorer
 from sknce.nn._mlp import MLP, DenseInput, InputLinear, output_dim
@@ -20,10 +26,12 @@ __all__ = [
     "MLP",
     "ACESkipGram",
     "BagEncoder",
+    "BagWeighting",
     "BilinearScorer",
     "DenseInput",
     "InputLinear",
     "LabelScorer",
+    "LinearLabelScorer",
     "LatentClassScorer",
     "LinearSkipEncoder",
     "PairScorer",

@@ -1,8 +1,12 @@
 """Scorers of the conditional NCE family (Ma & Collins, 2018).
 
-* :class:`BagEncoder` maps a sparse bag of features to the weighted mean of their
-  rows (fastText's hidden layer), the default encoder of sparse input;
+* :class:`BagWeighting` weighs a bag of counts (sublinear counts, idf, unit rows), as
+  ``sknce._bags.normalize_bags`` does, sparse or dense, inside a network;
+* :class:`BagEncoder` maps a sparse bag of features to the weighted mean (or sum) of
+  their rows (fastText's hidden layer), the encoder of sparse input;
 * :class:`LabelScorer` scores (input, label) pairs, ``s(x, y) = h(x)ᵀ e_y + b_y``;
+* :class:`LinearLabelScorer` scores them by a full-rank linear model of the input,
+  ``s(x, y) = h(x)_y + b_y`` with ``h(x) = x V`` (one row of ``V`` per feature);
 * :class:`TargetEnergy` scores (input, continuous target) pairs (Gustafsson et al., 2020).
 
 Their ``forward`` scores the labels or targets a sampler drew; the objectives of
@@ -20,14 +24,102 @@ from torch import nn
 
 from sknce.nn._mlp import MLP, sparse_rows_bag
 
-__all__ = ["BagEncoder", "LabelScorer", "TargetEnergy"]
+__all__ = ["BagEncoder", "BagWeighting", "LabelScorer", "LinearLabelScorer", "TargetEnergy"]
+
+
+class BagWeighting(nn.Module):
+    r"""A bag of counts as a network reads it: ``sknce._bags.normalize_bags`` in torch.
+
+    ``"log1p-idf"``: :math:`\log(1 + x_j)\, \mathrm{idf}_j`, each row scaled to unit
+    Euclidean norm; ``"tf"``: each row divided by its sum; ``"log1p"``:
+    :math:`\log(1 + x_j)`; ``"counts"``: as given. An all-zero row stays zero. A
+    sparse COO batch stays sparse (only its stored values change); a dense one
+    stays dense, so the module exports as it trains.
+
+    Parameters
+    ----------
+    bag : {"log1p-idf", "tf", "log1p", "counts"}
+        The representation.
+    idf : array-like of shape (n_features,) or None, default=None
+        Inverse document frequencies (``"log1p-idf"`` only), a buffer.
+    """
+
+    def __init__(self, bag: str, idf=None) -> None:
+        super().__init__()
+        if bag not in ("log1p-idf", "tf", "log1p", "counts"):
+            raise ValueError(f"bag must be 'log1p-idf', 'tf', 'log1p' or 'counts'; got {bag!r}.")
+        if (bag == "log1p-idf") != (idf is not None):
+            raise ValueError("bag='log1p-idf' needs idf, and only it takes one.")
+        self.bag = bag
+        if idf is not None:
+            idf = torch.as_tensor(np.asarray(idf, dtype=np.float64), dtype=torch.float32)
+            if idf.ndim != 1:
+                raise ValueError(
+                    f"idf must hold one value per feature (1-D); got shape {tuple(idf.shape)}."
+                )
+            if not bool(torch.isfinite(idf).all()) or bool((idf < 0).any()):
+                raise ValueError(
+                    "idf must be finite and non-negative (e.g. sknce._bags.smooth_idf of "
+                    "the training counts)."
+                )
+        self.register_buffer("idf", idf)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The weighted batch.
+
+        Parameters
+        ----------
+        x : Tensor of shape (batch, n_features), dense or sparse COO
+            Counts.
+
+        Returns
+        -------
+        Tensor of the same shape and layout (a sparse input comes back coalesced)
+        """
+        if not x.is_sparse:
+            values, rows = x, None
+        else:
+            x = x.coalesce()
+            values, rows = x.values(), x.indices()[0]
+        weighted = self._weigh(values, rows, x)
+        if rows is None:
+            return weighted
+        return torch.sparse_coo_tensor(
+            x.indices(), weighted, x.shape, is_coalesced=True, check_invariants=False
+        )
+
+    def _weigh(self, values: torch.Tensor, rows: torch.Tensor | None, x: torch.Tensor):
+        """Weighted ``values``: a dense batch (``rows`` None) or a sparse one's stored values."""
+        if self.bag == "counts":
+            return values
+        if self.bag == "log1p":
+            return torch.log1p(values)
+        if self.bag == "log1p-idf":
+            idf = self.idf.to(values.dtype)
+            values = torch.log1p(values) * (idf if rows is None else idf[x.indices()[1]])
+            squares = self._row_sums(values.square(), rows, x)
+            norms = squares.sqrt()
+        else:
+            norms = self._row_sums(values, rows, x)
+        norms = torch.where(norms > 0, norms, 1.0)
+        return values / (norms if rows is None else norms[rows])
+
+    @staticmethod
+    def _row_sums(values: torch.Tensor, rows: torch.Tensor | None, x: torch.Tensor):
+        if rows is None:
+            return values.sum(dim=1, keepdim=True)
+        return torch.zeros(x.shape[0], dtype=values.dtype, device=values.device).index_add_(
+            0, rows, values
+        )
 
 
 class BagEncoder(nn.Module):
     r"""The weighted mean of a bag's feature rows, :math:`h(x) = \sum_j x_j W_j / \sum_j |x_j|`.
 
     For a row of counts (a bag of words) it is the mean of its words' rows, the
-    hidden layer of fastText's classifier (Joulin et al., 2017). Sparse input goes
+    hidden layer of fastText's classifier (Joulin et al., 2017). With
+    ``normalize=False`` it is the sum :math:`\sum_j x_j W_j`, for inputs already
+    weighted (e.g. by ``sknce._bags.normalize_bags``). Sparse input goes
     through :func:`torch.nn.functional.embedding_bag` and is never densified. An
     all-zero row maps to zero.
 
@@ -40,40 +132,44 @@ class BagEncoder(nn.Module):
     sparse_grad : bool, default=False
         Give ``W`` a sparse gradient (only the rows of the features present), for
         optimisers such as :class:`sknce.optim.LazyAdam`.
-    idf : array-like of shape (n_features,) or None, default=None
-        Inverse document frequencies of the features (e.g.
-        ``sknce._bags.smooth_idf`` of the training counts). With them, the bag's
-        weights are ``x_j = log(1 + count_j) * idf_j`` (sublinear tf-idf, the
-        ``"log1p-idf"`` bags of the document embedders, whose row normalisation
-        the mean makes moot), so rare words weigh more and repeats less.
+    normalize : bool, default=True
+        Divide by :math:`\sum_j |x_j|` (the mean of the rows); ``False``: the sum.
+    weighting : BagWeighting or None, default=None
+        Applied to the input first (the bag as the encoder reads it); None: as given.
 
     Attributes
     ----------
     weight : Parameter of shape (n_features, dim)
         ``W``, drawn uniformly from :math:`[-1/d, 1/d]` as fastText draws its
         input vectors.
-    idf : Tensor of shape (n_features,) or None
-        The features' idf, a buffer (saved with the module), or None.
     """
 
-    def __init__(self, n_features: int, dim: int, sparse_grad: bool = False, idf=None) -> None:
+    def __init__(
+        self,
+        n_features: int,
+        dim: int,
+        sparse_grad: bool = False,
+        normalize: bool = True,
+        weighting: BagWeighting | None = None,
+    ) -> None:
         super().__init__()
         self.sparse_grad = bool(sparse_grad)
+        self.normalize = bool(normalize)
+        idf = None if weighting is None else weighting.idf
+        if idf is not None and idf.shape != (int(n_features),):
+            raise ValueError(
+                f"idf must hold one value per feature, shape ({int(n_features)},); got "
+                f"shape {tuple(idf.shape)}."
+            )
+        self.weighting = weighting
         self.weight = nn.Parameter(torch.empty(int(n_features), int(dim)))
         nn.init.uniform_(self.weight, -1.0 / dim, 1.0 / dim)
-        if idf is not None:
-            idf = torch.as_tensor(np.asarray(idf, dtype=np.float64), dtype=torch.float32)
-            if idf.shape != (int(n_features),):
-                raise ValueError(
-                    f"idf must hold one value per feature, shape ({int(n_features)},); "
-                    f"got shape {tuple(idf.shape)}."
-                )
-            if not bool(torch.isfinite(idf).all()) or bool((idf < 0).any()):
-                raise ValueError(
-                    "idf must be finite and non-negative (e.g. sknce._bags.smooth_idf of "
-                    "the training counts)."
-                )
-        self.register_buffer("idf", idf)
+
+    def __setstate__(self, state: dict) -> None:
+        # encoders pickled before ``normalize`` and ``weighting`` existed: the mean of x
+        state.setdefault("normalize", True)
+        state.get("_modules", {}).setdefault("weighting", None)
+        super().__setstate__(state)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """:math:`h(x)` of a batch.
@@ -87,16 +183,18 @@ class BagEncoder(nn.Module):
         -------
         Tensor of shape (batch, dim)
         """
+        if self.weighting is not None:
+            x = self.weighting(x)
         if not x.is_sparse:
-            if self.idf is not None:
-                x = torch.log1p(x) * self.idf.to(x.dtype)
+            if not self.normalize:
+                return x.to(self.weight.dtype) @ self.weight
             total = x.abs().sum(dim=1, keepdim=True)
             return (x / torch.where(total > 0, total, 1.0)) @ self.weight
         x = x.coalesce()  # row-major order: each row's entries are contiguous
-        rows = x.indices()[0]
         values = x.values()
-        if self.idf is not None:
-            values = torch.log1p(values) * self.idf.to(values.dtype)[x.indices()[1]]
+        if not self.normalize:
+            return sparse_rows_bag(x, self.weight, values.to(self.weight.dtype), self.sparse_grad)
+        rows = x.indices()[0]
         total = torch.zeros(x.shape[0], dtype=values.dtype, device=values.device)
         total.index_add_(0, rows, values.abs())
         total = torch.where(total > 0, total, 1.0)
@@ -207,6 +305,18 @@ class LabelScorer(nn.Module):
             self.label_bias.copy_(log_prior.reshape(-1, 1))
         self.label_embedding.weight.zero_()
 
+    def label_tables(self) -> list[torch.Tensor]:
+        """The parameters that scale every label's score: ``e_y`` and ``b_y``.
+
+        Dividing them by ``T`` divides :math:`s(x, y) - b(x)` by ``T``.
+
+        Returns
+        -------
+        list of Parameter
+        """
+        bias = [] if self.label_bias is None else [self.label_bias]
+        return [self.label_embedding.weight, *bias]
+
     def encode(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Return :math:`h(x)` of shape (batch, dim) and :math:`b(x)` (batch,) or None.
 
@@ -303,12 +413,95 @@ class LabelScorer(nn.Module):
         Tensor of shape (batch, stop - start)
         """
         stop = self.n_classes if stop is None else stop
-        s = h @ self.label_embedding.weight[start:stop].T
-        if self.label_bias is not None:
-            s = s + self.label_bias[start:stop, 0]
+        weight = self.label_embedding.weight[start:stop]
+        if self.label_bias is None:
+            s = h @ weight.T
+        else:  # the bias added by the product itself: one pass over the block
+            s = torch.addmm(self.label_bias[start:stop, 0], h, weight.T)
         if b is not None:
             s = s + b.unsqueeze(1)
         return s
+
+
+class LinearLabelScorer(nn.Module):
+    r"""Score of an input and a label by a full-rank linear model, :math:`s(x, y) = h(x)_y + b_y`.
+
+    The encoder maps an input to one score per label, e.g. a
+    :class:`BagEncoder` of width ``n_classes`` without normalisation,
+    :math:`h(x) = x V`: a sparse linear layer, one row of ``V`` per feature (the
+    multinomial logistic model, :math:`\mathrm{rank}(V) = \min(n_{features},
+    n_{classes})`). The same interface as :class:`LabelScorer`.
+
+    Parameters
+    ----------
+    encoder : nn.Module
+        Maps a batch of inputs to (batch, n_classes).
+    n_classes : int
+        Number of labels.
+    label_bias : bool, default=True
+        Learn the label bias :math:`b_y` (a parameter of shape (1, n_classes): one
+        row, updated at every step).
+    """
+
+    def __init__(self, encoder: nn.Module, n_classes: int, label_bias: bool = True) -> None:
+        super().__init__()
+        self.encoder = encoder
+        self.n_classes = int(n_classes)
+        self.label_bias = nn.Parameter(torch.zeros(1, n_classes)) if label_bias else None
+
+    forward = LabelScorer.forward
+
+    @torch.no_grad()
+    def start_at_prior(self, log_prior: torch.Tensor) -> None:
+        r"""Start at :math:`p(y \mid x) = p(y)`: biases ``log_prior``, the encoder's weight 0.
+
+        Parameters
+        ----------
+        log_prior : Tensor of shape (n_classes,)
+            Log-probabilities of the labels, e.g. of their training frequencies.
+        """
+        if self.label_bias is not None:
+            self.label_bias.copy_(log_prior.reshape(1, -1))
+        self.encoder.weight.zero_()
+
+    def label_tables(self) -> list[torch.Tensor]:
+        """The parameters that scale every label's score: ``V`` and ``b``.
+
+        Returns
+        -------
+        list of Parameter
+        """
+        bias = [] if self.label_bias is None else [self.label_bias]
+        return [self.encoder.weight, *bias]
+
+    def encode(self, x: torch.Tensor) -> tuple[torch.Tensor, None]:
+        """:math:`h(x)` of shape (batch, n_classes), the scores before the label bias,
+        and no input bias (``None``): :meth:`LabelScorer.encode`'s interface."""
+        return self.encoder(x), None
+
+    def _bias(self, labels: torch.Tensor) -> torch.Tensor | float:
+        return 0.0 if self.label_bias is None else self.label_bias[0, labels]
+
+    def score(self, h: torch.Tensor, b: None, labels: torch.Tensor) -> torch.Tensor:
+        """Scores of given labels (shape (batch,) or (batch, K)) for encoded inputs:
+        :meth:`LabelScorer.score`'s interface, with ``b`` None."""
+        index = labels.unsqueeze(1) if labels.dim() == 1 else labels
+        return h.gather(1, index).reshape(labels.shape) + self._bias(labels)
+
+    def score_shared(self, h: torch.Tensor, b: None, labels: torch.Tensor) -> torch.Tensor:
+        """Scores of one set of labels (shape (K,)) for every encoded input, (batch, K):
+        :meth:`LabelScorer.score_shared`'s interface, with ``b`` None."""
+        return h[:, labels] + self._bias(labels)
+
+    def score_range(
+        self, h: torch.Tensor, b: None, start: int = 0, stop: int | None = None
+    ) -> torch.Tensor:
+        """Scores of the contiguous labels ``start..stop-1`` (``stop=None``: every label)
+        for encoded inputs, (batch, stop - start): :meth:`LabelScorer.score_range`'s
+        interface, with ``b`` None."""
+        stop = self.n_classes if stop is None else stop
+        s = h[:, start:stop]
+        return s if self.label_bias is None else s + self.label_bias[0, start:stop]
 
 
 class TargetEnergy(nn.Module):

@@ -8,6 +8,7 @@ import scipy.sparse as sp
 import torch
 
 import sknce.conditional._classifier as classifier_module
+import sknce.conditional._plan as plan_module
 import sknce.conditional._sampler as sampler_module
 from sknce import ConditionalNCEClassifier
 from sknce.conditional._sampler import LabelSampler
@@ -103,7 +104,7 @@ def test_non_finite_scores_are_an_error_not_the_first_class(fitted):
 # --- sparse_embeddings="auto" ----------------------------------------------------------------
 def _fit_auto(monkeypatch, ratio, X=None, **params):
     """A fit of 10 classes, batches of 8 and K = 4: a step scores 8 × (1 + 4) = 40 rows."""
-    monkeypatch.setattr(classifier_module, "_SPARSE_RATIO", ratio)
+    monkeypatch.setattr(plan_module, "SPARSE_RATIO", ratio)
     blobs, y = _blobs(200)
     params = {**FAST, "max_epochs": 2, "batch_size": 8, **params}
     return ConditionalNCEClassifier(**params).fit(blobs if X is None else X, y)
@@ -148,10 +149,11 @@ class _TwoProcesses:
 
 
 def test_auto_sparse_embeddings_stay_dense_under_a_multi_process_accelerator(monkeypatch):
-    monkeypatch.setattr(classifier_module, "_SPARSE_RATIO", 1e-4)  # from 1.7 classes
-    est = ConditionalNCEClassifier(accelerator=_TwoProcesses())
-    assert est._resolve_sparse(10, 1) is False
-    assert est.set_params(accelerator=None)._resolve_sparse(10, 1) is True
+    monkeypatch.setattr(plan_module, "SPARSE_RATIO", 1e-4)  # sparse from 1.7 classes on
+    est = ConditionalNCEClassifier(**FAST)
+    facts = plan_module.DataFacts(n_classes=10, n_features=6, entries=None)
+    assert plan_module.resolve_plan(est, facts, accelerator_processes=2).sparse_embeddings is False
+    assert plan_module.resolve_plan(est, facts).sparse_embeddings is True
 
 
 def test_auto_sparse_embeddings_give_a_wide_sparse_input_layer_sparse_gradients(monkeypatch):

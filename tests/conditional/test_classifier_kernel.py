@@ -10,14 +10,15 @@ from sklearn.metrics import log_loss
 from sklearn.pipeline import make_pipeline
 from skorch.callbacks import Callback
 
+import sknce.conditional._plan as plan_module
 from sknce import ConditionalNCEClassifier
 from sknce._data import csr_to_tensor
 from sknce._steps import AutogradStep
-from sknce.conditional._kernel_step import BagRankingStep
+from sknce.conditional._kernel_step import BagRankingStep, LinearSoftmaxStep
 from sknce.conditional._kernels import sgd_bag_ranking
 from sknce.losses import ranking_nce
-from sknce.nn import MLP, BagEncoder, LabelScorer
-from sknce.optim import LazyAdam
+from sknce.nn import MLP, BagEncoder, LabelScorer, LinearLabelScorer
+from sknce.optim import LazyAdam, RowAdagrad
 
 N_FEATURES, DIM, N_CLASSES, K = 9, 5, 7, 4
 
@@ -157,14 +158,29 @@ def _pipeline(**params):
     )
 
 
-def test_the_default_pipeline_trains_the_bag_by_the_compiled_step_and_beats_the_prior():
+@pytest.mark.parametrize(
+    "regime, step, scorer, optimizer",
+    [
+        ("linear", LinearSoftmaxStep, LinearLabelScorer, RowAdagrad),
+        ("bag", BagRankingStep, LabelScorer, torch.optim.SGD),
+    ],
+)
+def test_the_default_pipeline_trains_by_the_compiled_step_and_beats_the_prior(
+    monkeypatch, regime, step, scorer, optimizer
+):
+    if regime == "bag":
+        monkeypatch.setattr(plan_module, "LINEAR_COST", 0)
     texts, y = _bags(3000)
     model = _pipeline().fit(texts[:2000], y[:2000])
     clf = model[-1]
-    assert clf.bag_sgd_ and isinstance(clf.net_.module_.encoder, BagEncoder)
-    assert isinstance(clf.net_.step_, BagRankingStep)
-    assert isinstance(clf.net_.optimizer_, torch.optim.SGD)
-    assert "valid_loss" in clf.history_[-1]
+    assert clf.plan_.regime == regime and clf.bag_sgd_ is (regime == "bag")
+    module = clf.net_.module_
+    assert isinstance(module, scorer) and isinstance(module.encoder, BagEncoder)
+    assert isinstance(clf.net_.step_, step)
+    assert type(clf.net_.optimizer_) is optimizer
+    # the linear model's epochs were chosen on held-out examples, then refit on all
+    history = clf.selection_history_ if regime == "linear" else clf.history_
+    assert "valid_loss" in history[-1]
     assert "lr_decay" in dict(clf.net_.callbacks_)
     prior = DummyClassifier(strategy="prior").fit(texts[:2000], y[:2000])
     X_test, y_test = texts[2000:], y[2000:]
@@ -194,7 +210,13 @@ def test_two_threads_train_as_well():
     assert two.score(texts[2000:], y[2000:]) > one - 0.05
 
 
-def test_callbacks_partial_fit_and_warm_start_keep_working_with_the_compiled_step():
+@pytest.mark.parametrize("regime", ["linear", "bag"])
+def test_callbacks_partial_fit_and_warm_start_keep_working_with_the_compiled_step(
+    monkeypatch, regime
+):
+    if regime == "bag":
+        monkeypatch.setattr(plan_module, "LINEAR_COST", 0)
+    step = {"linear": LinearSoftmaxStep, "bag": BagRankingStep}[regime]
     texts, y = _bags(600)
     vectorizer = CountVectorizer(token_pattern=r"\S+").fit(texts)
     X = vectorizer.transform(texts)
@@ -211,19 +233,19 @@ def test_callbacks_partial_fit_and_warm_start_keep_working_with_the_compiled_ste
     clf = ConditionalNCEClassifier(
         random_state=0, max_epochs=2, batch_size=100, callbacks=[counter], warm_start=True
     ).fit(X, y)
-    assert isinstance(clf.net_.step_, BagRankingStep)
+    assert isinstance(clf.net_.step_, step)
     assert counter.batches == 2 * 6  # 540 training examples in batches of 100
     clf.fit(X, y)
     assert clf.n_iter_ == 4
     partial = ConditionalNCEClassifier(random_state=0)
     partial.partial_fit(X[:300], y[:300], classes=np.unique(y)).partial_fit(X[300:], y[300:])
-    assert partial.n_iter_ == 2 and isinstance(partial.net_.step_, BagRankingStep)
+    assert partial.n_iter_ == 2 and isinstance(partial.net_.step_, step)
 
 
 def test_other_optimizers_and_dense_input_keep_the_autograd_path():
     texts, y = _bags(400)
     lazy = _pipeline(optimizer=LazyAdam, max_epochs=2).fit(texts, y)[-1]
-    assert not lazy.bag_sgd_ and isinstance(lazy.net_.step_, AutogradStep)
+    assert not lazy.plan_.kernel and isinstance(lazy.net_.step_, AutogradStep)
     assert isinstance(lazy.net_.module_.encoder, BagEncoder)
     assert lazy.net_.lr == pytest.approx(1e-3)
     X = np.random.default_rng(0).normal(size=(200, 5))
@@ -314,40 +336,3 @@ def test_a_shared_set_of_negatives_is_passed_once_as_one_row():
         log_noise,
         lambda w, csr: sgd_bag_ranking(*w, *csr, labels, shared, *noise, 0, 6, 0.3, True),
     )
-
-
-def test_few_classes_train_on_every_class_and_many_on_sixteen_drawn():
-    from sknce.conditional._classifier import (
-        _BAG_DIM,
-        _BAG_EPOCH_RANGE,
-        _BAG_EXAMPLES,
-        _BAG_EXHAUSTIVE,
-        _BAG_EXHAUSTIVE_DIM,
-        _BAG_EXHAUSTIVE_EPOCHS,
-        _BAG_NEGATIVES,
-    )
-
-    texts, y = _bags(1500, n_classes=20)
-    model = _pipeline(max_epochs=3).fit(texts, y)
-    few = model[-1]
-    sampler = few._sampler(model[0].transform(texts), np.searchsorted(few.classes_, y), "cpu")
-    first = sampler(np.arange(8), np.random.default_rng(0))
-    assert few._exhaustive() and first.inputs["negatives"].shape == (20,)
-    assert isinstance(few.net_.step_, BagRankingStep)
-    assert few.net_.module_.label_embedding.weight.shape == (20, _BAG_EXHAUSTIVE_DIM)
-    # "auto" epochs on a small training set: fewer passes for the exact softmax
-    few.set_params(max_epochs="auto")
-    assert few._schedule(1000, 1000, False)[1] == _BAG_EXHAUSTIVE_EPOCHS
-    texts, y = _bags(1500, n_classes=_BAG_EXHAUSTIVE + 40, n_words=2000)
-    many = _pipeline(max_epochs=1).fit(texts, y)[-1]
-    assert not many._exhaustive()
-    assert many._n_negatives() == _BAG_NEGATIVES
-    assert many.net_.module_.label_embedding.weight.shape[1] == _BAG_DIM
-    many.set_params(max_epochs="auto")
-    assert many._schedule(1000, 1000, False)[1] == _BAG_EPOCH_RANGE[1]
-    # a large training set: about _BAG_EXAMPLES updates, down to the range's floor
-    assert many._schedule(10**6, _BAG_EXAMPLES // 4, False)[1] == 4
-    assert many._schedule(10**7, 10**7, False)[1] == _BAG_EPOCH_RANGE[0]
-    # an explicit n_negatives is honoured at any size
-    explicit = _pipeline(max_epochs=1, n_negatives=4).fit(texts[:300], y[:300])[-1]
-    assert not explicit._exhaustive() and explicit._n_negatives() == 4

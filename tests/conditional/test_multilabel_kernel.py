@@ -12,7 +12,7 @@ from sknce._bags import smooth_idf
 from sknce._data import Targets, csr_to_tensor
 from sknce.conditional._kernel_step import BagOneVsAllStep
 from sknce.losses import MultilabelOneVsAllLoss, multilabel_one_vs_all
-from sknce.nn import BagEncoder, LabelScorer
+from sknce.nn import BagEncoder, BagWeighting, LabelScorer
 
 N_FEATURES, DIM, N_LABELS, K = 9, 5, 7, 4
 
@@ -31,7 +31,8 @@ def _problem(n, seed=0, idf=True, bias=True):
     X.eliminate_zeros()
     X.data = np.ceil(X.data)  # counts
     weights = smooth_idf(X) if idf else None
-    encoder = BagEncoder(N_FEATURES, DIM, idf=weights)
+    weighting = None if weights is None else BagWeighting("log1p-idf", weights)
+    encoder = BagEncoder(N_FEATURES, DIM, weighting=weighting)
     scorer = LabelScorer(encoder, DIM, N_LABELS, label_bias=bias).double()
     with torch.no_grad():
         for p in scorer.parameters():
@@ -244,7 +245,7 @@ def test_the_default_pipeline_trains_by_the_compiled_step_and_ranks_the_tags():
     clf = model[-1]
     assert isinstance(clf.net_.step_, BagOneVsAllStep)
     assert isinstance(clf.net_.optimizer_, torch.optim.Adagrad)
-    assert clf.net_.module_.encoder.idf is not None  # counts: sublinear tf-idf bags
+    assert clf.net_.module_.encoder.weighting.bag == "log1p-idf"  # counts: sublinear tf-idf
     assert "valid_precision" in clf.history_[-1]
     top, _ = clf.predict_topk(model[0].transform(texts[1000:]), 1)
     hits = Y[1000:].toarray()[np.arange(500), top[:, 0]]

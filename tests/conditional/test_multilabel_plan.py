@@ -14,7 +14,7 @@ from sknce._steps import AutogradStep
 from sknce.conditional import _multilabel
 from sknce.conditional._kernel_step import BagOneVsAllStep
 from sknce.conditional._multilabel import auto_negatives, held_out_precision, resolve_plan
-from sknce.nn import BagEncoder
+from sknce.nn import BagEncoder, BagWeighting
 from sknce.optim import LazyAdam
 
 
@@ -137,6 +137,7 @@ def test_held_out_precision_is_the_mean_precision_at_1_to_5_of_the_labelled_rows
     X = CountVectorizer(token_pattern=r"\S+").fit_transform(texts)
     clf = ConditionalNCEClassifier(max_epochs=3, early_stopping=False, random_state=0)
     clf.fit(X, Y)
+    clf._classifier_plan = clf.plan_  # a fit's own plan, dropped after it
     dataset = clf._make_dataset(_multilabel_data(clf, X, Y), "cpu")
     dataset.rows = np.arange(300)
     top, _ = clf.predict_topk(X[5:], 5)
@@ -171,7 +172,7 @@ def test_tf_idf_input_trains_without_a_second_idf():
     X = TfidfVectorizer(token_pattern=r"\S+").fit_transform(texts)
     clf = ConditionalNCEClassifier(max_epochs=10, random_state=0).fit(X[:300], Y[:300])
     assert isinstance(clf.net_.step_, BagOneVsAllStep)
-    assert clf.net_.module_.encoder.idf is None
+    assert clf.net_.module_.encoder.weighting is None
     top, _ = clf.predict_topk(X[300:], 1)
     assert Y[300:].toarray()[np.arange(100), top[:, 0]].mean() > 0.8
 
@@ -183,7 +184,7 @@ def test_a_single_label_fit_after_a_multilabel_one_drops_the_plan():
     assert clf._multilabel_plan.compiled
     clf.fit(X, Y.indices[::3])
     assert clf._multilabel_plan is None and not clf.multilabel_
-    assert clf.net_.module_.encoder.idf is None
+    assert clf.plan_.objective != "ova"
 
 
 @pytest.mark.parametrize(
@@ -198,12 +199,12 @@ def test_a_single_label_fit_after_a_multilabel_one_drops_the_plan():
 )
 def test_bag_encoder_refuses_a_bad_idf(idf, match):
     with pytest.raises(ValueError, match=match):
-        BagEncoder(5, 2, idf=idf)
+        BagEncoder(5, 2, weighting=BagWeighting("log1p-idf", idf))
 
 
 def test_bag_encoder_idf_weighs_log_counts_dense_and_sparse_alike():
     idf = np.array([1.0, 2.0, 0.5])
-    encoder = BagEncoder(3, 2, idf=idf).double()
+    encoder = BagEncoder(3, 2, weighting=BagWeighting("log1p-idf", idf)).double()
     x = torch.tensor([[2.0, 0.0, 1.0], [0.0, 0.0, 0.0]], dtype=torch.float64)
     weights = np.log1p(x.numpy()) * idf
     expected = weights[0] / weights[0].sum() @ encoder.weight.detach().numpy()

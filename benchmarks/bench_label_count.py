@@ -1,0 +1,457 @@
+"""ConditionalNCEClassifier at every label count against the tools a user would try (issue 29).
+
+Every system runs as a user would run it, at its defaults, in the same process,
+2 threads where it takes threads, interleaved (each repeat runs every system of a
+task in turn, so a drift of the machine's speed lands on all of them):
+
+- ``sknce defaults``: ``make_pipeline(CountVectorizer(...), ConditionalNCEClassifier(n_jobs=2))``;
+- ``sknce MLP``: the same with ``hidden_layer_sizes=(256,)`` (the MLP path);
+- ``tf-idf + LinearSVC`` / ``SGDClassifier`` / ``LogisticRegression``:
+  ``make_pipeline(TfidfVectorizer(...), estimator)`` (SGD with ``n_jobs=2``);
+- ``fastText hs`` (``train_supervised`` defaults), ``fastText ns``, ``fastText tutorial``
+  (``loss="softmax", epoch=25, lr=1.0``), ``thread=2``, on a training file written
+  before the clock starts.
+
+The vectorizers of a task take the same tokens for every system: whitespace
+tokens of the pre-tokenised Wikipedia tasks (as fastText reads them), scikit-learn's
+default tokens for the raw newsgroup messages (fastText then reads them lowercased,
+one line per message).
+
+Tasks (``_label_count_tasks.py`` and ``bench_vs_fasttext.py`` build them from
+gensim's shipped test data):
+
+- ``article`` (105 classes), ``centre`` (7,650), ``synthetic-1e5`` (as in
+  ``bench_vs_fasttext.py``);
+- ``newsgroups`` (2 classes, 200 messages) and ``wiki10`` (the first 10 stemmed
+  Wikipedia articles, 400 chunks): the few-class tasks, 5 stratified folds each;
+- ``wiki_stemmed`` (106 stemmed articles, 4,074 chunks, 80/20): a corpus the
+  defaults were not tuned on;
+- ``article-K<k>``: the article task merged or refined to ``k`` classes, and
+  ``centre-K<k>``: the centre word among the ``k`` most frequent (60,000 training
+  windows at most): the label-count sweep (``--sweep``).
+
+Figures per run: fit wall and CPU seconds (the vectorizer's fit included),
+accuracy, top-5 accuracy, the mean test log-likelihood of the true label (systems
+with probabilities; fastText's exactly from its matrices), predict seconds per
+10,000 rows (the top 10: sknce ``predict_topk``, fastText ``predict(k=10)``). The
+summary gives means and ranges over repeats (and folds), the fit time over
+``tf-idf + LinearSVC``'s and fastText ``hs``'s of the same task, and for each
+sweep the accuracy drops between neighbouring label counts against
+``SGDClassifier``'s (the ruler). ``--plot`` draws the sweep into
+``benchmarks/results/<name>_sweep.png``.
+
+Usage::
+
+    python benchmarks/bench_label_count.py                       # every task, 3 repeats
+    python benchmarks/bench_label_count.py --tasks article newsgroups --repeats 1
+    python benchmarks/bench_label_count.py --sweep article --repeats 3 --tag sweep
+    python benchmarks/bench_label_count.py --quick               # small, for development
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's sknce
+from _common import RESULTS, report  # noqa: E402
+from _label_count_tasks import article_k, centre_k, few_class_folds  # noqa: E402
+from bench_vs_fasttext import (  # noqa: E402
+    THREADS,
+    article_task,
+    centre_task,
+    fasttext_log_likelihood,
+    print_row,
+    result_name,
+    synthetic_task,
+    warm_up,
+)
+
+TOP = 5
+#: The label counts of the sweeps.
+SWEEP = {
+    "article": (2, 5, 10, 20, 50, 105, 128, 129, 200, 500, 1000, 1500, 2000),
+    "centre": (2, 10, 100, 500, 1000, 2000, 3000, 5000),
+}
+WHITESPACE = r"\S+"
+
+
+# --- tasks ------------------------------------------------------------------------------
+def task_splits(task: str, quick: bool, cache: dict):
+    """The splits ``[(X_train, y_train, X_test, y_test)]`` of a task and its token pattern."""
+    if task == "article":
+        return [article_task()], WHITESPACE
+    if task in ("newsgroups", "wiki10"):
+        name = "newsgroups" if task == "newsgroups" else "wiki_stemmed-10"
+        pattern = None if task == "newsgroups" else WHITESPACE
+        return list(few_class_folds(name)), pattern
+    if task == "wiki_stemmed":
+        (split,) = list(few_class_folds("wiki_stemmed-106", n_splits=5))[:1]
+        return [split], WHITESPACE
+    match = re.fullmatch(r"(article|centre)-K(\d+)", task)
+    if match:
+        kind, k = match.group(1), int(match.group(2))
+        if kind == "article":
+            return [article_k(k)], WHITESPACE
+        if "centre" not in cache:
+            cache["centre"] = centre_task(max_train=40000 if quick else None)
+        return [centre_k(k, cache["centre"], max_train=20000 if quick else 60000)], WHITESPACE
+    if task == "centre":
+        return [centre_task(max_train=40000 if quick else None)], WHITESPACE
+    if task == "synthetic-1e5":
+        if quick:
+            return [synthetic_task(10**5, 20000, 2000, m_x=20)], WHITESPACE
+        return [synthetic_task(10**5, 200_000, 10_000, m_x=200)], WHITESPACE
+    raise ValueError(f"unknown task {task!r}")
+
+
+# --- systems ----------------------------------------------------------------------------
+def _vectorizer(kind: str, pattern: str | None):
+    from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
+
+    options = {} if pattern is None else {"token_pattern": pattern, "lowercase": False}
+    return (TfidfVectorizer if kind == "tfidf" else CountVectorizer)(**options)
+
+
+def _scores_report(classes, scores, y_test, log_proba=None) -> dict:
+    """Accuracy and top-5 from ``scores`` (rows x classes), log-likelihood from ``log_proba``."""
+    known = np.isin(y_test, classes)
+    index = np.searchsorted(classes, y_test)
+    top = np.argsort(-scores, axis=1)[:, :TOP]
+    hits = (top == np.where(known, index, -1)[:, None]) & known[:, None]
+    out = {"accuracy": float(np.mean(hits[:, 0])), "top5": float(np.mean(hits.any(axis=1)))}
+    if log_proba is not None:
+        rows = np.flatnonzero(known)
+        out["log_lik"] = float(np.mean(log_proba[rows, index[rows]]))
+    return out
+
+
+def run_sklearn(estimator, data, pattern) -> dict:
+    from sklearn.pipeline import make_pipeline
+
+    X_train, y_train, X_test, y_test = data
+    model = make_pipeline(_vectorizer("tfidf", pattern), estimator)
+    wall, cpu = time.perf_counter(), time.process_time()
+    model.fit(X_train, y_train)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    classes = model.classes_
+    if len(classes) == 2 and not hasattr(estimator, "predict_proba"):
+        margin = model.decision_function(X_test)
+        scores = np.column_stack([-margin, margin])
+    else:
+        scores = model.decision_function(X_test)
+        scores = scores.reshape(len(X_test), -1) if scores.ndim == 1 else scores
+    log_proba = None
+    if hasattr(estimator, "predict_proba"):
+        log_proba = np.log(np.maximum(model.predict_proba(X_test), 1e-300))
+        scores = log_proba
+    return {"fit_s": wall, "fit_cpu_s": cpu, **_scores_report(classes, scores, y_test, log_proba)}
+
+
+def run_sknce(params: dict, data, pattern, seed: int) -> dict:
+    from sklearn.pipeline import make_pipeline
+
+    from sknce import ConditionalNCEClassifier
+
+    X_train, y_train, X_test, y_test = data
+    model = make_pipeline(
+        _vectorizer("counts", pattern),
+        ConditionalNCEClassifier(random_state=seed, n_jobs=THREADS, **params),
+    )
+    wall, cpu = time.perf_counter(), time.process_time()
+    model.fit(X_train, y_train)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    vectorizer, clf = model[0], model[-1]
+    start = time.perf_counter()
+    X = vectorizer.transform(X_test)
+    top, top_log_proba = clf.predict_topk(X, min(10, len(clf.classes_)))
+    predict_s = (time.perf_counter() - start) / len(X_test) * 1e4
+    known = np.isin(y_test, clf.classes_)
+    hits = top == y_test[:, None]
+    out = {
+        "fit_s": wall,
+        "fit_cpu_s": cpu,
+        "accuracy": float(np.mean(hits[:, 0])),
+        "top5": float(np.mean(hits[:, :TOP].any(axis=1))),
+        "predict_s_per_10k": predict_s,
+        "epochs": clf.n_iter_,
+        "regime": clf.plan_.regime,
+    }
+    rows = np.flatnonzero(known)[:5000]
+    index = np.searchsorted(clf.classes_, y_test[rows])
+    step = max(1, 20_000_000 // len(clf.classes_))
+    ll = [
+        clf.predict_log_proba(X[rows[i : i + step]])[
+            np.arange(len(rows[i : i + step])), index[i : i + step]
+        ]
+        for i in range(0, len(rows), step)
+    ]
+    out["log_lik"] = float(np.mean(np.concatenate(ll))) if ll else float("nan")
+    return out
+
+
+def _fasttext_line(text: str, pattern: str | None) -> str:
+    return " ".join(text.split()) if pattern else " ".join(text.lower().split())
+
+
+def run_fasttext(params: dict, data, pattern, tmp: Path) -> dict:
+    import fasttext
+
+    X_train, y_train, X_test, y_test = data
+    path = tmp / "train.txt"
+    with open(path, "w", encoding="utf-8") as f:
+        for text, label in zip(X_train, y_train):
+            f.write(f"__label__{label} {_fasttext_line(text, pattern)}\n")
+    wall, cpu = time.perf_counter(), time.process_time()
+    model = fasttext.train_supervised(input=str(path), thread=THREADS, verbose=0, **params)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    lines = [_fasttext_line(t, pattern) for t in X_test]
+    start = time.perf_counter()
+    top = [model.f.predict(line + "\n", 10, 0.0, "strict") for line in lines]
+    predict_s = (time.perf_counter() - start) / len(lines) * 1e4
+    prefix = len("__label__")
+    hits = np.array(
+        [
+            [name[prefix:] == label for _, name in pairs[:TOP]]
+            + [False] * (TOP - len(pairs[:TOP]))
+            for pairs, label in zip(top, y_test)
+        ]
+    )
+    rows = np.random.default_rng(0).permutation(len(lines))[:5000]
+    ll = fasttext_log_likelihood(model, [lines[i] for i in rows], y_test[rows], params["loss"])
+    return {
+        "fit_s": wall,
+        "fit_cpu_s": cpu,
+        "accuracy": float(np.mean(hits[:, 0])),
+        "top5": float(np.mean(hits.any(axis=1))),
+        "log_lik": float(np.mean(ll)),
+        "predict_s_per_10k": predict_s,
+    }
+
+
+def _sklearn(name: str):
+    from sklearn.linear_model import LogisticRegression, SGDClassifier
+    from sklearn.svm import LinearSVC
+
+    return {
+        "tf-idf + LinearSVC": LinearSVC,
+        "tf-idf + SGDClassifier": lambda: SGDClassifier(n_jobs=THREADS),
+        "tf-idf + LogisticRegression": LogisticRegression,
+    }[name]()
+
+
+#: name -> (kind, parameters)
+SYSTEMS = {
+    "sknce defaults": ("sknce", {}),
+    "sknce MLP": ("sknce", {"hidden_layer_sizes": (256,)}),
+    "tf-idf + LinearSVC": ("sklearn", None),
+    "tf-idf + SGDClassifier": ("sklearn", None),
+    "tf-idf + LogisticRegression": ("sklearn", None),
+    "fastText hs": ("fasttext", {"loss": "hs"}),
+    "fastText ns": ("fasttext", {"loss": "ns"}),
+    "fastText tutorial": ("fasttext", {"loss": "softmax", "epoch": 25, "lr": 1.0}),
+}
+
+
+def task_systems(task: str) -> list[str]:
+    """The systems run on ``task``: the slow ones only where they finish in minutes."""
+    if task in ("centre", "synthetic-1e5"):
+        return ["fastText hs", "fastText ns", "sknce defaults"]
+    systems = ["sknce defaults", "tf-idf + LinearSVC", "tf-idf + SGDClassifier", "fastText hs"]
+    systems.append("fastText tutorial")
+    match = re.fullmatch(r"(article|centre)-K(\d+)", task)
+    k = int(match.group(2)) if match else 0
+    if not match or k <= 105:
+        systems.append("tf-idf + LogisticRegression")
+    if not match:
+        systems.append("sknce MLP")
+    if match and match.group(1) == "centre":
+        # one-vs-rest over thousands of classes and 60,000 windows: hours on 2 cores
+        systems = [s for s in systems if k <= 1000 or s not in ("tf-idf + LinearSVC",)]
+        if k > 1000:
+            systems.remove("fastText tutorial")
+    return systems
+
+
+def run_system(name: str, data, pattern, seed: int, tmp: Path) -> dict:
+    kind, params = SYSTEMS[name]
+    if kind == "sknce":
+        return run_sknce(params, data, pattern, seed)
+    if kind == "fasttext":
+        return run_fasttext(params, data, pattern, tmp)
+    return run_sklearn(_sklearn(name), data, pattern)
+
+
+# --- summaries --------------------------------------------------------------------------
+KEYS = ("fit_s", "fit_cpu_s", "accuracy", "top5", "log_lik", "predict_s_per_10k")
+
+
+def summarise(rows: list[dict]) -> list[dict]:
+    """One row per (task, system): means and ranges over repeats and folds, time ratios."""
+    groups: dict = {}
+    for row in rows:
+        groups.setdefault((row["task"], row["system"]), []).append(row)
+    out = []
+    for (task, system), group in groups.items():
+        entry = {"task": task, "system": system, "n": len(group)}
+        for key in KEYS:
+            values = np.array([r[key] for r in group if key in r], dtype=float)
+            if values.size:
+                entry[key] = float(values.mean())
+                if values.size > 1:
+                    entry[key + "_range"] = f"{values.min():.4g}-{values.max():.4g}"
+        for reference, label in (("tf-idf + LinearSVC", "svc"), ("fastText hs", "hs")):
+            other = groups.get((task, reference))
+            if other:
+                entry[f"fit_vs_{label}"] = entry["fit_s"] / np.mean([r["fit_s"] for r in other])
+        out.append(entry)
+    return out
+
+
+def cliffs(summary: list[dict], kind: str, ruler: str = "tf-idf + SGDClassifier") -> list[dict]:
+    """For neighbouring label counts of a sweep: sknce's accuracy drop less the ruler's."""
+
+    def accuracy(system):
+        found = {}
+        for row in summary:
+            match = re.fullmatch(rf"{kind}-K(\d+)", row["task"])
+            if match and row["system"] == system:
+                found[int(match.group(1))] = row["accuracy"]
+        return found
+
+    ours, theirs = accuracy("sknce defaults"), accuracy(ruler)
+    ks = sorted(set(ours) & set(theirs))
+    return [
+        {
+            "sweep": kind,
+            "from_K": a,
+            "to_K": b,
+            "sknce_drop": ours[a] - ours[b],
+            "ruler_drop": theirs[a] - theirs[b],
+            "excess": (ours[a] - ours[b]) - (theirs[a] - theirs[b]),
+        }
+        for a, b in zip(ks, ks[1:])
+    ]
+
+
+def plot_sweeps(summary: list[dict], path: Path) -> None:
+    """Accuracy against the label count, one panel per sweep, one line per system."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    kinds = sorted({m.group(1) for r in summary if (m := re.fullmatch(r"(\w+)-K\d+", r["task"]))})
+    fig, axes = plt.subplots(1, len(kinds), figsize=(6 * len(kinds), 4.2), squeeze=False)
+    for ax, kind in zip(axes[0], kinds):
+        lines: dict = {}
+        for row in summary:
+            match = re.fullmatch(rf"{kind}-K(\d+)", row["task"])
+            if match:
+                lines.setdefault(row["system"], []).append((int(match.group(1)), row["accuracy"]))
+        for system, points in sorted(lines.items()):
+            k, acc = zip(*sorted(points))
+            style = {"lw": 2.5, "color": "black"} if system == "sknce defaults" else {"lw": 1}
+            ax.plot(k, acc, marker="o", ms=3, label=system, **style)
+        ax.set_xscale("log")
+        ax.set_xlabel("number of classes K")
+        ax.set_ylabel("test accuracy")
+        ax.set_title(f"{kind} task, labels merged or refined to K")
+        ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    print(f"saved {path}")
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--tasks",
+        nargs="*",
+        default=["article", "newsgroups", "wiki10", "wiki_stemmed", "centre", "synthetic-1e5"],
+    )
+    parser.add_argument("--sweep", nargs="*", default=[], choices=sorted(SWEEP))
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--only", nargs="*", default=None, help="run only these systems")
+    parser.add_argument("--quick", action="store_true", help="small data, 1 repeat")
+    parser.add_argument("--plot", action="store_true", help="draw the sweeps")
+    parser.add_argument("--tag", default="")
+    args = parser.parse_args(argv)
+    repeats = 1 if args.quick else args.repeats
+    tasks = list(args.tasks)
+    for kind in args.sweep:
+        tasks += [f"{kind}-K{k}" for k in SWEEP[kind]]
+    load_start = os.getloadavg()
+    warm_up_s = warm_up()
+    print(f"warm-up fit (untimed below): {warm_up_s:.1f} s; load {load_start}", flush=True)
+    rows, cache = [], {}
+    for task in tasks:
+        splits, pattern = task_splits(task, args.quick, cache)
+        systems = task_systems(task)
+        if args.only is not None:
+            systems = [s for s in systems if s in args.only]
+        n_classes = len(set(splits[0][1]))
+        print(
+            {
+                "task": task,
+                "folds": len(splits),
+                "n_classes": n_classes,
+                "n_train": len(splits[0][0]),
+                "systems": systems,
+            },
+            flush=True,
+        )
+        with tempfile.TemporaryDirectory() as tmp:
+            for repeat in range(repeats):
+                for fold, data in enumerate(splits):
+                    for name in systems:
+                        result = run_system(name, data, pattern, seed=repeat, tmp=Path(tmp))
+                        row = {
+                            "task": task,
+                            "system": name,
+                            "repeat": repeat,
+                            "fold": fold,
+                            "n_classes": n_classes,
+                            **result,
+                        }
+                        print_row(row)
+                        rows.append(row)
+    summary = summarise(rows)
+    name = result_name("bench_label_count", args.tag, args.quick)
+    sweep_cliffs = [c for kind in args.sweep for c in cliffs(summary, kind)]
+    report(
+        name,
+        summary,
+        title="ConditionalNCEClassifier at every label count (2 threads each): means over "
+        "repeats and folds; fit time over tf-idf + LinearSVC's and fastText hs's",
+        params={
+            "repeats": repeats,
+            "threads": THREADS,
+            "warm_up_s": warm_up_s,
+            "load_start": load_start,
+            "load_end": os.getloadavg(),
+            "cliffs": sweep_cliffs,
+            "runs": rows,
+        },
+    )
+    if sweep_cliffs:
+        from _common import format_table
+
+        print("\nAccuracy drops between neighbouring label counts (sknce less the ruler)")
+        print(format_table(sweep_cliffs))
+    print(f"load at start {load_start}, at end {os.getloadavg()}")
+    if args.plot and args.sweep:
+        plot_sweeps(summary, RESULTS / f"{name}_sweep.png")
+
+
+if __name__ == "__main__":
+    main()

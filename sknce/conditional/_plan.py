@@ -1,0 +1,623 @@
+"""The plan of a ConditionalNCEClassifier fit: every "auto" setting resolved once, from the data.
+
+:func:`resolve_plan` turns the estimator's parameters and a few facts of the
+training data (:class:`DataFacts`: the number of classes and features, the mean
+stored entries per row of a sparse input) into a frozen :class:`ClassifierPlan`,
+at the start of a new fit. The sampler, the step, the schedule, the network and
+its options read the plan; nothing reads a fitted flag back. A fit that continues
+the network (``warm_start``, ``partial_fit``) keeps the plan: :meth:`ClassifierPlan.continued`
+applies the parameters it can honour and :meth:`ClassifierPlan.refusal` names those
+it cannot.
+
+Three regimes (the figures behind each constant are in ``benchmarks/README.md``,
+"The best text classifier at every label count"):
+
+* ``"linear"``: a sparse ``X`` with few enough classes that a full-rank linear
+  model costs at most ``_LINEAR_COST`` times a factored one per example
+  (:func:`linear_fits`): :class:`~sknce.nn.LinearLabelScorer` over the weighted bag
+  (``bag="log1p-idf"``), the exact softmax of every class with a training margin,
+  row-wise AdaGrad in a compiled step, the held-out log-likelihood choosing the
+  epoch and a temperature;
+* ``"bag"``: a sparse ``X`` otherwise: fastText's factored model (the mean of the
+  features' rows, a label embedding) trained by ranking NCE, compiled SGD where the
+  settings allow it;
+* ``"network"``: a dense ``X``, an MLP or the user's encoder, trained by autograd.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, fields, replace
+
+import numpy as np
+import torch
+
+from sknce._checks import _differs, check_n_jobs
+from sknce.conditional._multilabel import EPOCH_RANGE, ROW_UPDATES, MultilabelPlan
+from sknce.optim import LazyAdam, RowAdagrad
+
+__all__ = ["ClassifierPlan", "DataFacts", "linear_fits", "resolve_plan"]
+
+#: ``sparse_embeddings="auto"``: sparse tables once they have this many times the rows a
+#: training step reads (below, a lazy update of the rows touched costs more than a dense
+#: update of all of them).
+SPARSE_RATIO = 3
+
+#: Optimizers that take sparse gradients as they are (the default Adam becomes LazyAdam).
+SPARSE_OPTIMIZERS = (LazyAdam, RowAdagrad, torch.optim.SGD, torch.optim.Adagrad)
+
+#: ``lr="auto"`` with an Adam-family optimizer; ``batch_size="auto"`` on the autograd step.
+ADAM_LR = 1e-3
+AUTOGRAD_BATCH = 256
+#: ``n_negatives="auto"`` on the autograd step.
+AUTOGRAD_NEGATIVES = 64
+
+#: The factored bag trained by SGD (fastText's regime): width of h(x) and of the label
+#: embeddings; the rate of ``lr="auto"``, this much per stored entry of an average row
+#: within ``BAG_LR_RANGE``; ``max_epochs="auto"``: about ``BAG_EXAMPLES`` example
+#: updates in ``BAG_EPOCH_RANGE`` epochs; the batch and the negatives drawn. With at most
+#: ``BAG_NEGATIVES + 1`` classes, every other class is each example's noise instead.
+BAG_DIM = 64
+BAG_LR_PER_ENTRY = 0.02
+BAG_LR_RANGE = (0.1, 1.0)
+BAG_EXAMPLES = 1_000_000
+BAG_EPOCH_RANGE = (3, 25)
+BAG_BATCH = 2048
+BAG_NEGATIVES = 16
+
+#: Both compiled regimes decay ``lr="auto"`` linearly to this fraction of it over the fit.
+END_LR = 1e-4
+
+#: The full-rank linear model: chosen while its cost per example (``entries *
+#: n_classes`` multiply-adds) is at most ``LINEAR_COST`` times the factored bag's
+#: (``BAG_DIM * (entries + BAG_NEGATIVES + 1)``) and its table at most
+#: ``LINEAR_MAX_WEIGHTS`` numbers. RowAdagrad's rate ``LINEAR_LR / sqrt(entries)`` within
+#: ``LINEAR_LR_RANGE`` (a row's first update has norm ``lr``, and a unit row of
+#: ``entries`` weights sums to about ``sqrt(entries)``: the scores of an example then
+#: move by about ``LINEAR_LR`` whatever its length), the training margin
+#: ``LINEAR_MARGIN``; ``max_epochs="auto"``: about ``LINEAR_EXAMPLES`` example updates
+#: in ``LINEAR_EPOCH_RANGE`` epochs.
+LINEAR_COST = 32
+LINEAR_MAX_WEIGHTS = 2**26
+LINEAR_LR = 8.0
+LINEAR_LR_RANGE = (0.25, 4.0)
+LINEAR_MARGIN = 1.0
+LINEAR_EXAMPLES = 200_000
+LINEAR_EPOCH_RANGE = (3, 50)
+
+#: The classifier's parameters a plan is resolved from (its snapshot).
+_PLAN_PARAMS = (
+    "objective",
+    "n_negatives",
+    "noise",
+    "noise_power",
+    "self_normalization",
+    "n_norm_samples",
+    "input_bias",
+    "input_bias_layer_sizes",
+    "hidden_layer_sizes",
+    "encoder",
+    "embedding_dim",
+    "label_bias",
+    "init",
+    "dropout",
+    "sparse_embeddings",
+    "shared_negatives",
+    "remove_accidental_hits",
+    "classes",
+    "bag",
+    "optimizer",
+    "optimizer_kwargs",
+    "lr",
+    "batch_size",
+    "n_jobs",
+    "device",
+    "accelerator",
+    "early_stopping",
+    "validation_fraction",
+)
+
+#: Parameters any continued fit honours (the others are fixed by the plan, except as
+#: :meth:`ClassifierPlan.continued` says).
+_ALWAYS_HONOURED = ("lr", "batch_size", "n_jobs")
+
+
+@dataclass(frozen=True)
+class DataFacts:
+    """What a plan needs to know of the training data.
+
+    Parameters
+    ----------
+    n_classes : int
+        Labels (``classes_``).
+    n_features : int
+        Columns of ``X``.
+    entries : float or None
+        Mean stored entries per row of a sparse ``X``; None for a dense one.
+    non_negative : bool
+        Whether every stored value of ``X`` is at least 0 (counts).
+    multilabel : bool
+        Whether ``y`` is a label indicator.
+    """
+
+    n_classes: int
+    n_features: int
+    entries: float | None
+    non_negative: bool = True
+    multilabel: bool = False
+
+
+@dataclass(frozen=True)
+class ClassifierPlan:
+    """Every data-dependent decision of one ConditionalNCEClassifier fit.
+
+    Attributes
+    ----------
+    regime : {"linear", "bag", "network"}
+        The model and its training (see the module's docstring).
+    bag : str or None
+        The representation of a sparse ``X`` fed to the network
+        (:func:`sknce._bags.normalize_bags`'s ``bag``; ``"counts"``: as given); None
+        for a dense ``X``.
+    width : int or None
+        Width of :math:`h(x)` (``n_classes`` for the linear model); None: the user's
+        encoder says.
+    objective : {"softmax", "ranking", "binary", "mle", "ova"}
+        The loss: the margin softmax of every class (``"softmax"``), or the
+        estimator's ``objective`` (``"ova"`` for a label indicator).
+    margin : float
+        The training margin of ``"softmax"``.
+    n_negatives : int
+        Noise labels per example (0: none drawn, every class scored).
+    exhaustive : bool
+        Every class is each example's noise, once (the factored bag's exact softmax).
+    shared : bool
+        One set of negatives per batch.
+    remove_hits : bool
+        Negatives equal to the example's label are dropped.
+    n_norm_samples : int
+        Noise labels of the self-normalisation penalty (0: none).
+    optimizer : type
+        The optimizer class the network is built with.
+    kernel : bool
+        A compiled step trains the network (on the CPU).
+    lr : float
+        The learning rate.
+    auto_lr : float
+        The rate ``lr="auto"`` resolves to for this regime and data.
+    lr_decay : bool
+        ``lr`` decays linearly to ``END_LR`` times it over the fit.
+    batch_size : int
+    max_epochs : int or None
+        The epochs of a fit; None: ``auto_epochs`` (:meth:`epochs`).
+    epoch_rule : tuple of (int, int, int)
+        ``(examples, low, high)``: ``max_epochs="auto"`` is about ``examples`` example
+        updates, in ``[low, high]`` epochs; ``(0, 0, 0)``: the base's rule of steps.
+    sparse_embeddings : bool
+        The label tables have sparse gradients.
+    sparse_input : bool
+        The encoder's table of feature rows has sparse gradients.
+    n_jobs : int
+        Threads of the compiled step.
+    calibrate : bool
+        A temperature fitted on the held-out examples scales the scores after the fit.
+    refit : bool
+        After a fit that held out examples, a new network is trained on every example
+        for the epochs the held-out log-likelihood chose.
+    params : tuple of (str, object)
+        The parameters the plan was resolved from.
+    """
+
+    regime: str
+    bag: str | None
+    width: int | None
+    objective: str
+    margin: float
+    n_negatives: int
+    exhaustive: bool
+    shared: bool
+    remove_hits: bool
+    n_norm_samples: int
+    optimizer: type
+    kernel: bool
+    lr: float
+    auto_lr: float
+    lr_decay: bool
+    batch_size: int
+    max_epochs: int | None
+    epoch_rule: tuple[int, int, int]
+    sparse_embeddings: bool
+    sparse_input: bool
+    n_jobs: int
+    calibrate: bool
+    refit: bool
+    params: tuple
+
+    def epochs(self, n_train: int, auto_epochs) -> int:
+        """The epochs of a fit on ``n_train`` training examples.
+
+        ``auto_epochs(n_train, batch_size)`` is the estimator's rule of steps, used
+        without an ``epoch_rule``.
+        """
+        if self.max_epochs is not None:
+            return self.max_epochs
+        examples, low, high = self.epoch_rule
+        if not examples:
+            return auto_epochs(n_train, self.batch_size)
+        return int(np.clip(round(examples / max(n_train, 1)), low, high))
+
+    @property
+    def negatives_drawn(self) -> bool:
+        """Whether the sampler draws negatives (not every class, not the full softmax)."""
+        return self.n_negatives > 0 and not self.exhaustive
+
+    def refusal(self, estimator) -> str | None:
+        """Why a fit that continues this plan cannot honour the current parameters, or None.
+
+        Parameters
+        ----------
+        estimator : ConditionalNCEClassifier
+            Its current parameters.
+
+        Returns
+        -------
+        str or None
+            The changed parameters the fitted network cannot take and how to proceed.
+        """
+        before = dict(self.params)
+        now = _snapshot(estimator)
+        honoured = set(_ALWAYS_HONOURED)
+        if self.negatives_drawn:
+            honoured |= {"n_negatives", "shared_negatives", "remove_accidental_hits"}
+            if self.n_norm_samples:
+                honoured.add("n_norm_samples")
+        if not self.kernel:
+            honoured |= {"optimizer", "optimizer_kwargs"}
+        changed = [n for n in _PLAN_PARAMS if n not in honoured and _differs(before[n], now[n])]
+        if (
+            self.kernel
+            and _differs(before["optimizer"], now["optimizer"])
+            and (
+                now["optimizer"] in (torch.optim.Adam, self.optimizer)
+                and not now["optimizer_kwargs"]
+            )
+        ):
+            changed.remove("optimizer")  # the same compiled step
+        if not changed:
+            return None
+        detail = ", ".join(f"{n}: {before[n]!r} -> {now[n]!r}" for n in changed)
+        trained = {
+            "linear": "the full-rank linear model of every class by the compiled AdaGrad step",
+            "bag": "the factored bag "
+            + (
+                f"by the compiled {self.optimizer.__name__} step" if self.kernel else "by autograd"
+            ),
+            "network": "its network by autograd",
+        }[self.regime]
+        return (
+            f"This fit continues a network whose plan was resolved at its first fit "
+            f"({trained}), which cannot honour the changed parameter(s) {detail}. Set them "
+            "back, or refit from scratch with them: fit with warm_start=False (or "
+            "clone(estimator).fit); partial_fit continues with the settings of its first call."
+        )
+
+    def continued(self, estimator) -> ClassifierPlan:
+        """The plan of a continued fit: this one, with the honoured parameters applied.
+
+        Raises
+        ------
+        ValueError
+            The :meth:`refusal`, when there is one.
+        """
+        message = self.refusal(estimator)
+        if message is not None:
+            raise ValueError(message)
+        params = dict(self.params)
+        now = _snapshot(estimator)
+        changes: dict = {
+            "n_jobs": check_n_jobs(now["n_jobs"]),
+            "params": tuple(now.items()),
+            "lr": self.auto_lr if now["lr"] == "auto" else float(now["lr"]),
+            "max_epochs": None if estimator.max_epochs == "auto" else estimator.max_epochs,
+        }
+        if not isinstance(now["batch_size"], str):
+            changes["batch_size"] = now["batch_size"]
+        if self.negatives_drawn:
+            if _differs(params["n_negatives"], now["n_negatives"]):
+                auto = BAG_NEGATIVES if self.kernel else AUTOGRAD_NEGATIVES
+                changes["n_negatives"] = (
+                    auto if now["n_negatives"] == "auto" else now["n_negatives"]
+                )
+            changes["shared"] = bool(now["shared_negatives"])
+            changes["remove_hits"] = bool(now["remove_accidental_hits"])
+            if self.n_norm_samples:
+                changes["n_norm_samples"] = now["n_norm_samples"]
+        if not self.kernel and _differs(params["optimizer"], now["optimizer"]):
+            changes["optimizer"] = now["optimizer"]
+        return replace(self, **changes)
+
+
+def _snapshot(estimator) -> dict:
+    params = {name: getattr(estimator, name) for name in _PLAN_PARAMS}
+    params["optimizer_kwargs"] = dict(params["optimizer_kwargs"] or {})
+    return params
+
+
+def linear_fits(n_classes: int, n_features: int, entries: float) -> bool:
+    """Whether the full-rank linear model is the plan for a sparse ``X``.
+
+    Its cost per example (``entries * n_classes``) is at most ``LINEAR_COST``
+    times the factored bag's, ``BAG_DIM * (entries + BAG_NEGATIVES + 1)``, and its
+    table holds at most ``LINEAR_MAX_WEIGHTS`` numbers.
+
+    Parameters
+    ----------
+    n_classes, n_features : int
+    entries : float
+        Mean stored entries per row.
+
+    Returns
+    -------
+    bool
+    """
+    factored = BAG_DIM * (entries + BAG_NEGATIVES + 1)
+    return (
+        entries * n_classes <= LINEAR_COST * factored
+        and n_features * n_classes <= LINEAR_MAX_WEIGHTS
+    )
+
+
+def _sparse_optimizer(optimizer: type, kwargs: dict) -> type | None:
+    """The optimizer ``sparse_embeddings="auto"`` trains sparse tables with, or None.
+
+    The default Adam becomes :class:`~sknce.optim.LazyAdam` (when the options are
+    LazyAdam's too); an optimizer that accepts sparse gradients is kept; any other
+    keeps the tables dense.
+    """
+    if optimizer is torch.optim.Adam:
+        taken = set(inspect.signature(LazyAdam.__init__).parameters) - {"self", "params"}
+        return LazyAdam if set(kwargs) <= taken else None
+    if isinstance(optimizer, type) and issubclass(optimizer, SPARSE_OPTIMIZERS):
+        return optimizer
+    return None
+
+
+def _auto_lr(regime: str, kernel: bool, entries: float | None) -> float:
+    """The rate of ``lr="auto"`` for the regime and its step."""
+    if regime == "linear" and kernel:
+        return float(np.clip(LINEAR_LR / np.sqrt(max(entries, 1.0)), *LINEAR_LR_RANGE))
+    if regime == "bag" and kernel:
+        return float(np.clip(BAG_LR_PER_ENTRY * (entries or 0.0), *BAG_LR_RANGE))
+    return ADAM_LR
+
+
+def _regime(estimator, facts: DataFacts) -> str:
+    builtin_bag = (
+        estimator.encoder is None
+        and estimator.hidden_layer_sizes == "auto"
+        and facts.entries is not None
+    )
+    if not builtin_bag:
+        return "network"
+    plain = (
+        not facts.multilabel
+        and estimator.n_negatives == "auto"
+        and estimator.objective in ("ranking", "mle")
+        and estimator.embedding_dim is None
+        and estimator.self_normalization == 0
+        and not estimator.input_bias
+        and estimator.dropout == 0
+    )
+    if plain and linear_fits(facts.n_classes, facts.n_features, facts.entries):
+        return "linear"
+    return "bag"
+
+
+def _kernel_optimizer(estimator, compiled: type) -> bool:
+    """Whether the optimizer is the compiled step's (or the default Adam, which becomes it)."""
+    return estimator.optimizer in (torch.optim.Adam, compiled) and not estimator.optimizer_kwargs
+
+
+def resolve_plan(
+    estimator,
+    facts: DataFacts,
+    accelerator_processes: int = 1,
+    multilabel: MultilabelPlan | None = None,
+) -> ClassifierPlan:
+    """The plan of a new fit of ``estimator`` on data with ``facts``.
+
+    Parameters
+    ----------
+    estimator : ConditionalNCEClassifier
+        Its parameters.
+    facts : DataFacts
+        Of the training data.
+    accelerator_processes : int, default=1
+        Processes of a data-parallel fit (sparse gradients need one).
+    multilabel : MultilabelPlan or None, default=None
+        The settings of a label-indicator ``y``
+        (:func:`sknce.conditional._multilabel.resolve_plan`), which the plan takes over.
+
+    Returns
+    -------
+    ClassifierPlan
+    """
+    if multilabel is not None:
+        plan = _multilabel_fields(estimator, facts, multilabel)
+        return _with_sparse_tables(
+            estimator, facts, plan, multilabel.optimizer, accelerator_processes
+        )
+    regime = _regime(estimator, facts)
+    kwargs = dict(estimator.optimizer_kwargs or {})
+    n_classes = facts.n_classes
+    objective = "ova" if facts.multilabel else estimator.objective
+    margin, exhaustive, n_negatives = 0.0, False, 0
+    bag = None
+    if facts.entries is not None:
+        bag = estimator.bag
+        if bag == "auto":
+            bag = "log1p-idf" if regime == "linear" and facts.non_negative else "counts"
+    if regime == "linear":
+        kernel = _kernel_optimizer(estimator, RowAdagrad) or (
+            estimator.optimizer in (torch.optim.SGD,) and not kwargs
+        )
+        optimizer = (
+            RowAdagrad
+            if estimator.optimizer is torch.optim.Adam and not kwargs
+            else (estimator.optimizer)
+        )
+        if estimator.objective == "ranking":
+            margin = LINEAR_MARGIN
+        objective = "softmax"
+        width = n_classes
+        epoch_rule = (LINEAR_EXAMPLES, *LINEAR_EPOCH_RANGE)
+    elif (
+        regime == "bag"
+        and _kernel_optimizer(estimator, torch.optim.SGD)
+        and (
+            objective == "ranking"
+            and estimator.self_normalization == 0
+            and not estimator.input_bias
+            and estimator.dropout == 0
+        )
+    ):
+        kernel, optimizer = True, torch.optim.SGD
+        width = BAG_DIM if estimator.embedding_dim is None else estimator.embedding_dim
+        epoch_rule = (BAG_EXAMPLES, *BAG_EPOCH_RANGE)
+        if estimator.n_negatives == "auto":
+            exhaustive = n_classes - 1 <= BAG_NEGATIVES
+            n_negatives = n_classes if exhaustive else BAG_NEGATIVES
+    else:
+        kernel, optimizer = False, estimator.optimizer
+        epoch_rule = (0, 0, 0)
+        width = None
+        if regime == "bag":
+            width = BAG_DIM if estimator.embedding_dim is None else estimator.embedding_dim
+    if not n_negatives and objective not in ("mle", "softmax"):
+        n_negatives = (
+            AUTOGRAD_NEGATIVES if estimator.n_negatives == "auto" else estimator.n_negatives
+        )
+    batch_size = estimator.batch_size
+    if batch_size == "auto":
+        batch_size = BAG_BATCH if kernel else AUTOGRAD_BATCH
+    n_norm = estimator.n_norm_samples if estimator.self_normalization > 0 else 0
+    auto_lr = _auto_lr(regime, kernel, facts.entries)
+    shared = bool(estimator.shared_negatives) or exhaustive
+    plan = dict(
+        regime=regime,
+        bag=bag,
+        width=width,
+        objective=objective,
+        margin=margin,
+        n_negatives=n_negatives,
+        exhaustive=exhaustive,
+        shared=shared,
+        remove_hits=bool(estimator.remove_accidental_hits),
+        n_norm_samples=n_norm,
+        kernel=kernel,
+        lr=auto_lr if estimator.lr == "auto" else float(estimator.lr),
+        auto_lr=auto_lr,
+        lr_decay=kernel and estimator.lr == "auto",
+        batch_size=batch_size,
+        max_epochs=None if estimator.max_epochs == "auto" else estimator.max_epochs,
+        epoch_rule=epoch_rule,
+        n_jobs=check_n_jobs(estimator.n_jobs),
+        calibrate=regime == "linear",
+        refit=regime == "linear",
+        params=tuple(_snapshot(estimator).items()),
+    )
+    return _with_sparse_tables(estimator, facts, plan, optimizer, accelerator_processes)
+
+
+def _with_sparse_tables(estimator, facts, plan: dict, optimizer: type, processes: int):
+    """The plan of the fields ``plan``, its tables' sparsity and optimizer resolved."""
+    sparse_embeddings, sparse_input, optimizer = _sparse_tables(
+        estimator, facts, plan["regime"], plan, optimizer, processes
+    )
+    return ClassifierPlan(
+        optimizer=optimizer,
+        sparse_embeddings=sparse_embeddings,
+        sparse_input=sparse_input,
+        **plan,
+    )
+
+
+def _multilabel_fields(estimator, facts: DataFacts, multilabel: MultilabelPlan) -> dict:
+    """The plan's fields (but the tables') for a label indicator: the sampled one-vs-all
+    loss over rows, with the multi-label plan's ``"auto"`` settings."""
+    compiled = multilabel.compiled
+    bag = None
+    if facts.entries is not None:
+        bag = estimator.bag
+        if bag == "auto":
+            bag = "log1p-idf" if multilabel.weigh_bags else "counts"
+    width = None
+    if multilabel.bag:
+        width = estimator.embedding_dim or multilabel.dim or BAG_DIM
+    auto_lr = multilabel.lr if compiled else ADAM_LR
+    return dict(
+        regime="bag" if multilabel.bag else "network",
+        bag=bag,
+        width=width,
+        objective="ova",
+        margin=0.0,
+        n_negatives=(
+            multilabel.n_negatives if estimator.n_negatives == "auto" else estimator.n_negatives
+        ),
+        exhaustive=False,
+        shared=bool(estimator.shared_negatives),
+        remove_hits=bool(estimator.remove_accidental_hits),
+        n_norm_samples=0,
+        kernel=compiled,
+        lr=auto_lr if estimator.lr == "auto" else float(estimator.lr),
+        auto_lr=auto_lr,
+        lr_decay=compiled and estimator.lr == "auto",
+        batch_size=(
+            multilabel.batch_size if estimator.batch_size == "auto" else estimator.batch_size
+        ),
+        max_epochs=None if estimator.max_epochs == "auto" else estimator.max_epochs,
+        epoch_rule=(ROW_UPDATES, *EPOCH_RANGE) if compiled else (0, 0, 0),
+        n_jobs=check_n_jobs(estimator.n_jobs),
+        calibrate=False,
+        refit=False,
+        params=tuple(_snapshot(estimator).items()),
+    )
+
+
+def _sparse_tables(estimator, facts, regime, plan, optimizer, processes):
+    """``sparse_embeddings`` resolved for the label and the feature tables, and the
+    optimizer that trains them (the default Adam becomes LazyAdam for sparse ones)."""
+    choice = estimator.sparse_embeddings
+    kwargs = dict(estimator.optimizer_kwargs or {})
+
+    def resolve(n_rows: int, touched: float) -> bool:
+        if not isinstance(choice, str):
+            return bool(choice)
+        if n_rows < SPARSE_RATIO * touched or processes > 1:
+            return False
+        return _sparse_optimizer(optimizer, kwargs) is not None
+
+    batch = plan["batch_size"]
+    drawn = plan["n_negatives"] + plan["n_norm_samples"]
+    shared = plan["shared"]
+    rows_per_step = batch + (drawn if shared else batch * drawn)
+    has_labels = regime != "linear" and plan["objective"] != "mle"
+    sparse_embeddings = has_labels and resolve(facts.n_classes, rows_per_step)
+    hidden = estimator.hidden_layer_sizes
+    has_input_layer = estimator.encoder is None and (
+        regime != "network"
+        or hidden == "auto"
+        or len(hidden) > 0
+        or estimator.embedding_dim is not None
+    )
+    sparse_input = bool(has_input_layer and facts.entries is not None) and resolve(
+        facts.n_features, batch * facts.entries
+    )
+    if not plan["kernel"] and isinstance(choice, str) and (sparse_embeddings or sparse_input):
+        optimizer = _sparse_optimizer(optimizer, kwargs)
+    return sparse_embeddings, sparse_input, optimizer
+
+
+def plan_fields() -> tuple[str, ...]:
+    """The names of a plan's fields (for tests and docs)."""
+    return tuple(f.name for f in fields(ClassifierPlan))

@@ -1,0 +1,348 @@
+"""The plan of a ConditionalNCEClassifier fit: each "auto" setting as a function of the data.
+
+Checked at the switch points of the rules (``sknce.conditional._plan``), on the fitted
+estimator's ``plan_`` and on what the fit built from it; and ``set_params`` after a fit,
+honoured or refused with the fix named.
+"""
+
+import math
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import torch
+from sklearn.base import clone
+from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+
+import sknce.conditional._plan as plan_module
+from sknce import ConditionalNCEClassifier
+from sknce.conditional._kernel_step import BagRankingStep, LinearSoftmaxStep
+from sknce.conditional._plan import DataFacts, linear_fits, resolve_plan
+from sknce.losses import MarginSoftmaxLoss, RankingNCELoss
+from sknce.nn import BagEncoder, BagWeighting, LabelScorer, LinearLabelScorer
+from sknce.optim import LazyAdam, RowAdagrad
+
+
+def _facts(n_classes, n_features=1000, entries=10.0, **kw):
+    return DataFacts(n_classes, n_features, entries, **kw)
+
+
+def _largest_linear(entries: float) -> int:
+    """The largest label count the cost rule gives the linear model."""
+    factored = plan_module.BAG_DIM * (entries + plan_module.BAG_NEGATIVES + 1)
+    return math.floor(plan_module.LINEAR_COST * factored / entries)
+
+
+# --- the regime ------------------------------------------------------------------------------
+@pytest.mark.parametrize("entries", [1.0, 9.5, 32.0, 150.0])
+def test_the_linear_model_holds_up_to_the_cost_switch_and_not_one_class_more(entries):
+    k = _largest_linear(entries)
+    assert linear_fits(k, 10, entries) and not linear_fits(k + 1, 10, entries)
+    est = ConditionalNCEClassifier()
+    assert resolve_plan(est, _facts(k, 10, entries)).regime == "linear"
+    assert resolve_plan(est, _facts(k + 1, 10, entries)).regime == "bag"
+
+
+def test_the_linear_model_holds_while_its_table_fits():
+    limit = plan_module.LINEAR_MAX_WEIGHTS
+    est = ConditionalNCEClassifier()
+    assert resolve_plan(est, _facts(64, limit // 64, 32.0)).regime == "linear"
+    assert resolve_plan(est, _facts(64, limit // 64 + 1, 32.0)).regime == "bag"
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"n_negatives": 8},
+        {"embedding_dim": 16},
+        {"objective": "binary"},
+        {"self_normalization": 0.1},
+        {"input_bias": True},
+        {"dropout": 0.1},
+    ],
+)
+def test_settings_of_the_factored_model_take_the_bag(params):
+    plan = resolve_plan(ConditionalNCEClassifier(**params), _facts(5))
+    assert plan.regime == "bag"
+
+
+def test_dense_input_a_hidden_layer_or_an_encoder_take_the_network():
+    assert resolve_plan(ConditionalNCEClassifier(), _facts(5, entries=None)).regime == "network"
+    sparse = _facts(5)
+    assert resolve_plan(ConditionalNCEClassifier(hidden_layer_sizes=(8,)), sparse).regime == (
+        "network"
+    )
+    encoder = torch.nn.Linear(1000, 4)
+    assert resolve_plan(ConditionalNCEClassifier(encoder=encoder), sparse).regime == "network"
+
+
+# --- each "auto" of each regime --------------------------------------------------------------
+def test_the_linear_plan():
+    plan = resolve_plan(ConditionalNCEClassifier(), _facts(50, entries=36.0))
+    assert (plan.width, plan.n_negatives, plan.objective) == (50, 0, "softmax")
+    assert plan.margin == plan_module.LINEAR_MARGIN and plan.bag == "log1p-idf"
+    assert plan.optimizer is RowAdagrad and plan.kernel and plan.lr_decay
+    assert plan.lr == pytest.approx(plan_module.LINEAR_LR / 6)
+    assert plan.batch_size == plan_module.BAG_BATCH
+    assert plan.calibrate and plan.refit
+    assert not plan.sparse_embeddings
+    # the rate's range, at one stored entry and at very long rows
+    assert (
+        resolve_plan(ConditionalNCEClassifier(), _facts(2, entries=1.0)).lr
+        == (plan_module.LINEAR_LR_RANGE[1])
+    )
+    assert (
+        resolve_plan(ConditionalNCEClassifier(), _facts(2, entries=1e4)).lr
+        == (plan_module.LINEAR_LR_RANGE[0])
+    )
+
+
+def test_the_linear_plan_keeps_the_users_choices():
+    facts = _facts(20)
+    assert resolve_plan(ConditionalNCEClassifier(objective="mle"), facts).margin == 0.0
+    sgd = resolve_plan(ConditionalNCEClassifier(optimizer=torch.optim.SGD), facts)
+    assert sgd.kernel and sgd.optimizer is torch.optim.SGD
+    lazy = resolve_plan(ConditionalNCEClassifier(optimizer=LazyAdam), facts)
+    assert not lazy.kernel and lazy.optimizer is LazyAdam and lazy.lr == plan_module.ADAM_LR
+    assert resolve_plan(ConditionalNCEClassifier(bag="tf"), facts).bag == "tf"
+    assert resolve_plan(ConditionalNCEClassifier(lr=0.3), facts).lr == 0.3
+    assert not resolve_plan(ConditionalNCEClassifier(lr=0.3), facts).lr_decay
+    # negative values are not counts: no sublinear weighting of them
+    assert resolve_plan(ConditionalNCEClassifier(), _facts(20, non_negative=False)).bag == (
+        "counts"
+    )
+
+
+def test_the_bag_plan_is_fasttexts_regime_with_one_rule_for_the_negatives():
+    est = ConditionalNCEClassifier()
+    many = plan_module.BAG_NEGATIVES + 2
+    big = _facts(many, n_features=plan_module.LINEAR_MAX_WEIGHTS, entries=12.0)
+    plan = resolve_plan(est, big)
+    assert plan.regime == "bag" and plan.kernel and plan.optimizer is torch.optim.SGD
+    assert (plan.width, plan.n_negatives, plan.exhaustive) == (
+        64,
+        plan_module.BAG_NEGATIVES,
+        False,
+    )
+    assert plan.bag == "counts" and not plan.calibrate
+    assert plan.lr == pytest.approx(plan_module.BAG_LR_PER_ENTRY * 12.0)
+    # with at most BAG_NEGATIVES + 1 classes every other class is scored instead
+    few = resolve_plan(est, _facts(many - 1, n_features=plan_module.LINEAR_MAX_WEIGHTS))
+    assert few.exhaustive and few.shared and few.n_negatives == many - 1
+
+
+def test_the_network_plan_of_dense_input():
+    plan = resolve_plan(ConditionalNCEClassifier(), _facts(5, entries=None))
+    assert (plan.n_negatives, plan.batch_size, plan.lr) == (64, 256, plan_module.ADAM_LR)
+    assert plan.optimizer is torch.optim.Adam and not plan.kernel and plan.bag is None
+    assert plan.epoch_rule == (0, 0, 0)
+
+
+def test_multilabel_trains_the_bag_by_autograd_and_one_vs_all():
+    plan = resolve_plan(ConditionalNCEClassifier(), _facts(30, multilabel=True))
+    assert plan.regime == "bag" and plan.objective == "ova" and not plan.kernel
+    assert plan.n_negatives == plan_module.AUTOGRAD_NEGATIVES and plan.bag == "counts"
+
+
+@pytest.mark.parametrize(
+    "facts, n_train, epochs",
+    [
+        (_facts(50, entries=30.0), 10**9, plan_module.LINEAR_EPOCH_RANGE[0]),
+        (_facts(50, entries=30.0), 10, plan_module.LINEAR_EPOCH_RANGE[1]),
+        (_facts(50, entries=30.0), plan_module.LINEAR_EXAMPLES // 7, 7),
+        (_facts(20, n_features=2**26, entries=5.0), plan_module.BAG_EXAMPLES // 4, 4),
+        (_facts(20, n_features=2**26, entries=5.0), 10, plan_module.BAG_EPOCH_RANGE[1]),
+    ],
+)
+def test_auto_epochs_are_a_number_of_example_updates_in_a_range(facts, n_train, epochs):
+    plan = resolve_plan(ConditionalNCEClassifier(), facts)
+    assert plan.epochs(n_train, None) == epochs
+    assert resolve_plan(ConditionalNCEClassifier(max_epochs=3), facts).epochs(n_train, None) == 3
+
+
+# --- the fit reads its plan --------------------------------------------------------------------
+def _text(n, n_classes=6, seed=0):
+    """Bags of 10 words: 4 from the label's 6 signature words, 6 from 200 common ones."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, n_classes, size=n)
+    own = rng.integers(0, 6, size=(n, 4)) + 6 * y[:, None]
+    common = rng.integers(0, 200, size=(n, 6))
+    texts = [" ".join([f"s{w}" for w in a] + [f"c{w}" for w in b]) for a, b in zip(own, common)]
+    return texts, np.array([f"y{v}" for v in y])
+
+
+def _counts(texts):
+    return CountVectorizer(token_pattern=r"\S+").fit(texts)
+
+
+def test_a_linear_fit_builds_what_its_plan_says_and_keeps_no_transient_state():
+    texts, y = _text(600)
+    X = _counts(texts).transform(texts)
+    clf = ConditionalNCEClassifier(random_state=0).fit(X, y)
+    plan = clf.plan_
+    assert plan.regime == "linear" and "_classifier_plan" not in vars(clf)
+    module = clf.net_.module_
+    assert isinstance(module, LinearLabelScorer) and isinstance(module.encoder, BagEncoder)
+    weighting = module.encoder.weighting
+    assert isinstance(weighting, BagWeighting) and weighting.bag == "log1p-idf"
+    np.testing.assert_allclose(weighting.idf.numpy(), clf.idf_, rtol=1e-6)
+    assert isinstance(clf.net_.criterion_, MarginSoftmaxLoss)
+    assert isinstance(clf.net_.step_, LinearSoftmaxStep)
+    # the held-out phase chose the epochs of the refit and the temperature
+    selected = [row for row in clf.selection_history_ if "valid_loss" in row]
+    assert selected and "valid_loss" not in clf.history_[-1]
+    assert clf.temperature_ != 1.0
+    assert 1 <= clf.n_iter_ <= len(clf.selection_history_)
+
+
+def test_a_second_fit_resolves_a_new_plan_of_its_own_data():
+    texts, y = _text(400)
+    X = _counts(texts).transform(texts)
+    clf = ConditionalNCEClassifier(random_state=0, max_epochs=2).fit(X, y)
+    assert clf.plan_.regime == "linear"
+    dense = np.random.default_rng(0).normal(size=(300, 4))
+    clf.fit(dense, y[:300])
+    assert clf.plan_.regime == "network" and clf.plan_.lr == plan_module.ADAM_LR
+    assert type(clf.net_.optimizer_) is torch.optim.Adam and clf.temperature_ == 1.0
+    clf.fit(X, y)
+    assert clf.plan_.regime == "linear" and type(clf.net_.optimizer_) is RowAdagrad
+
+
+def test_the_fitted_plan_pickles_with_the_estimator():
+    texts, y = _text(300)
+    X = _counts(texts).transform(texts)
+    clf = ConditionalNCEClassifier(random_state=0, max_epochs=2).fit(X, y)
+    again = pickle.loads(pickle.dumps(clf))
+    assert again.plan_ == clf.plan_
+    np.testing.assert_array_equal(again.predict_proba(X[:20]), clf.predict_proba(X[:20]))
+
+
+# --- set_params after a fit: honoured or refused -----------------------------------------------
+@pytest.fixture(scope="module")
+def linear_fit():
+    texts, y = _text(500)
+    X = _counts(texts).transform(texts)
+    return ConditionalNCEClassifier(random_state=0, max_epochs=2).fit(X, y), X, y
+
+
+@pytest.mark.parametrize(
+    "params, named",
+    [
+        ({"optimizer": LazyAdam}, "optimizer"),
+        ({"optimizer_kwargs": {"weight_decay": 0.1}}, "optimizer_kwargs"),
+        ({"n_negatives": 8}, "n_negatives"),
+        ({"bag": "tf"}, "bag"),
+        ({"objective": "binary"}, "objective"),
+        ({"noise": "uniform"}, "noise"),
+        ({"init": "random"}, "init"),
+        ({"embedding_dim": 8}, "embedding_dim"),
+    ],
+)
+def test_a_change_the_plan_cannot_honour_is_refused_naming_it_and_the_fix(
+    linear_fit, params, named
+):
+    fitted, X, y = linear_fit
+    clf = pickle.loads(pickle.dumps(fitted))
+    clf.set_params(**params)
+    message = clf.continue_refusal()
+    assert message is not None and named in message and "warm_start=False" in message
+    before = clf.predict_proba(X[:5])
+    with pytest.raises(ValueError, match=named):
+        clf.partial_fit(X, y)
+    np.testing.assert_array_equal(clf.predict_proba(X[:5]), before)  # nothing trained
+    clf.set_params(warm_start=True)
+    with pytest.raises(ValueError, match=named):
+        clf.fit(X, y)
+
+
+def test_n_jobs_zero_is_refused_at_a_fit_and_after_it(linear_fit):
+    fitted, X, y = linear_fit
+    with pytest.raises(ValueError, match="n_jobs=0"):
+        clone(fitted).set_params(n_jobs=0).fit(X, y)
+    clf = pickle.loads(pickle.dumps(fitted)).set_params(n_jobs=0)
+    assert "n_jobs=0" in clf.continue_refusal()
+    with pytest.raises(ValueError, match="n_jobs=0 asks for no thread"):
+        clf.partial_fit(X, y)
+
+
+def test_honoured_changes_take_effect_in_the_continued_fit(linear_fit):
+    fitted, X, y = linear_fit
+    clf = pickle.loads(pickle.dumps(fitted))
+    # the default Adam and the compiled step's own optimizer are the same plan
+    assert clf.set_params(optimizer=RowAdagrad).continue_refusal() is None
+    clf.set_params(lr=0.05, n_jobs=2, batch_size=64, max_epochs=1, warm_start=True)
+    assert clf.continue_refusal() is None
+    clf.fit(X, y)
+    assert clf.plan_.lr == 0.05 and clf.net_.lr == 0.05
+    assert clf.plan_.n_jobs == 2 and clf.net_.step_.n_jobs == 2
+    assert clf.net_.batch_size == 64 and clf.plan_.batch_size == 64
+    # lr back to "auto": the rate the plan resolved from the data
+    clf.set_params(lr="auto").partial_fit(X, y)
+    assert clf.plan_.lr == fitted.plan_.lr
+
+
+def test_a_sampled_bag_honours_its_negatives_and_an_autograd_fit_its_optimizer(monkeypatch):
+    monkeypatch.setattr(plan_module, "LINEAR_COST", 0)
+    texts, y = _text(400)
+    X = _counts(texts).transform(texts)
+    clf = ConditionalNCEClassifier(random_state=0, max_epochs=1, n_negatives=3).fit(X, y)
+    assert clf.plan_.regime == "bag" and isinstance(clf.net_.step_, BagRankingStep)
+    clf.set_params(n_negatives=2, shared_negatives=True).partial_fit(X, y)
+    assert clf.plan_.n_negatives == 2 and clf.plan_.shared
+    assert "optimizer" in clf.set_params(optimizer=LazyAdam).continue_refusal()
+    autograd = ConditionalNCEClassifier(random_state=0, max_epochs=1, optimizer=LazyAdam)
+    autograd.fit(X, y).set_params(optimizer=torch.optim.Adagrad).partial_fit(X, y)
+    assert type(autograd.net_.optimizer_) is torch.optim.Adagrad
+    assert isinstance(autograd.net_.criterion_, RankingNCELoss)
+
+
+# --- the defaults against tf-idf + LogisticRegression --------------------------------------------
+def _topic_text(n, n_classes=40, seed=1):
+    """Documents of 20 words, as topics are written: 2 of the label's 30 topic words and
+    18 common words, drawn from a Zipf law over 500."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, n_classes, size=n)
+    own = rng.integers(0, 30, size=(n, 2)) + 30 * y[:, None]
+    common = np.minimum(rng.zipf(1.2, size=(n, 18)), 500)
+    texts = [" ".join([f"t{w}" for w in a] + [f"c{w}" for w in b]) for a, b in zip(own, common)]
+    return np.array(texts, dtype=object), np.array([f"y{v}" for v in y])
+
+
+def test_the_defaults_beat_tfidf_logistic_regression_on_a_planted_text_task():
+    texts, y = _topic_text(1200)
+    train, test = slice(0, 900), slice(900, None)
+    ours = make_pipeline(
+        CountVectorizer(token_pattern=r"\S+"), ConditionalNCEClassifier(random_state=0)
+    ).fit(texts[train], y[train])
+    theirs = make_pipeline(TfidfVectorizer(token_pattern=r"\S+"), LogisticRegression()).fit(
+        texts[train], y[train]
+    )
+    assert ours[-1].plan_.regime == "linear"
+    assert ours.score(texts[test], y[test]) > theirs.score(texts[test], y[test])
+    classes = ours[-1].classes_
+    index = np.searchsorted(classes, y[test])
+    ll_ours = np.log(ours.predict_proba(texts[test])[np.arange(300), index]).mean()
+    ll_theirs = np.log(theirs.predict_proba(texts[test])[np.arange(300), index]).mean()
+    assert ll_ours > ll_theirs
+
+
+def test_negative_sparse_values_are_read_as_given():
+    X = sp.random(300, 40, density=0.2, random_state=0, format="csr")
+    X.data -= 0.5
+    y = (np.asarray(X.sum(axis=1)).ravel() > 0).astype(int)
+    clf = ConditionalNCEClassifier(random_state=0, max_epochs=3).fit(X, y)
+    assert clf.plan_.bag == "counts" and clf.idf_ is None
+    assert clf.net_.module_.encoder.weighting is None
+    assert np.isfinite(clf.predict_proba(X)).all() and clf.score(X, y) > 0.6
+
+
+def test_the_bag_scorer_of_the_factored_regime_is_a_label_scorer(monkeypatch):
+    monkeypatch.setattr(plan_module, "LINEAR_COST", 0)
+    texts, y = _text(300)
+    X = _counts(texts).transform(texts)
+    clf = ConditionalNCEClassifier(random_state=0, max_epochs=1).fit(X, y)
+    assert isinstance(clf.net_.module_, LabelScorer) and clf.temperature_ == 1.0
+    assert clf.net_.module_.encoder.weighting is None  # the mean of the counts' rows
