@@ -698,7 +698,7 @@ class BaseNCE(BaseEstimator):
         weights = row_weights(sample_weight, X, y, class_weight)
         if weights is not None:
             weights = unit_mean(self._example_weights(X, weights))
-        data = self._weigh(data, weights)
+        data = self._with_weights(data, weights)
         plan = self._plan(partial, continues)
         data = self._continue_fit(data) if continues else self._start_fit(data, plan.seeds)
         dataset = self._make_dataset(data, plan.device)
@@ -803,7 +803,7 @@ class BaseNCE(BaseEstimator):
         (one per row; an estimator that drops rows drops their weights)."""
         return weights
 
-    def _weigh(self, data, weights: np.ndarray | None):
+    def _with_weights(self, data, weights: np.ndarray | None):
         """The data with the examples' weights (mean 1; ``None``: unweighted), for an
         estimator whose fitted state (e.g. a scaling or a base model fitted before the
         network) is weighted too; the batches carry the weights in any case."""

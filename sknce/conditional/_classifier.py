@@ -827,6 +827,12 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         check_n_jobs(self.n_jobs)
 
     def _validate_fit_data(self, X, y, *, reset: bool, partial: bool, classes=None) -> _Labelled:
+        if partial and isinstance(self.class_weight, str):
+            raise ValueError(
+                'class_weight="balanced" needs the counts of every label, which partial_fit '
+                "does not see at once. Pass a dict, e.g. from "
+                "sklearn.utils.class_weight.compute_class_weight on all the labels."
+            )
         # what validate_data would say first about X (a list of chunks), or about no y
         check_not_a_chunk_list(X, streams=self._fits_streams)
         multilabel = y is not None and (
@@ -865,7 +871,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             self.sparse_output_ = sparse
         return _Labelled(X, Y, None)
 
-    def _weigh(self, data: _Labelled, weights: np.ndarray | None) -> _Labelled:
+    def _with_weights(self, data: _Labelled, weights: np.ndarray | None) -> _Labelled:
         # rows without labels still train (every label a negative), but weight on them
         # alone teaches no label to be present: nothing a user meant to fit
         labelled = np.diff(data.y.indptr) > 0 if sp.issparse(data.y) else None
@@ -880,13 +886,15 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             counts = np.asarray(data.y.sum(axis=0), dtype=np.float64).ravel()
             labels = np.arange(data.y.shape[1])
             self._multilabel_plan = _multilabel.resolve_plan(self, data.X, data.y)
-            log_prior = self._start(
+            log_prior = self._set_labels_noise_and_plan(
                 labels, counts, None, entries, n_rows=data.y.shape[0], non_negative=non_negative
             )
             self._set_idf(data.X)
             return data._replace(log_prior=log_prior, n_examples=data.X.shape[0])
         labels, codes, counts = encode_labels(data.y)
-        log_prior = self._start(labels, counts, data.declared, entries, non_negative=non_negative)
+        log_prior = self._set_labels_noise_and_plan(
+            labels, counts, data.declared, entries, non_negative=non_negative
+        )
         self._set_idf(data.X)
         return data._replace(
             log_prior=log_prior, n_examples=data.X.shape[0], labels=labels, codes=codes
@@ -1072,7 +1080,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
     def _start_stream(self, chunks, summary: dict, seeds) -> _Labelled:
         entries = summary["entries"]
         sparse_stream = all(e is not None for e in entries)
-        log_prior = self._start(
+        log_prior = self._set_labels_noise_and_plan(
             summary["labels"],
             summary["counts"],
             self.classes,
@@ -1091,7 +1099,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         self._check_known(y)
         return SampledDataset(self._sampler(X, np.searchsorted(self.classes_, y), device))
 
-    def _start(
+    def _set_labels_noise_and_plan(
         self,
         labels: np.ndarray,
         counts: np.ndarray,
@@ -1199,12 +1207,6 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         self : ConditionalNCEClassifier
             The fitted estimator.
         """
-        if isinstance(self.class_weight, str):
-            raise ValueError(
-                'class_weight="balanced" needs the counts of every label, which partial_fit '
-                "does not see at once. Pass a dict, e.g. from "
-                "sklearn.utils.class_weight.compute_class_weight on all the labels."
-            )
         return super().partial_fit(X, y, classes=classes, sample_weight=sample_weight)
 
     # --- inference ------------------------------------------------------------------

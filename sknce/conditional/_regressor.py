@@ -432,17 +432,17 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
         self._warn_beyond_first_chunk(y, partial, continues=not reset)
         return _Examples(X, y)
 
-    def _weigh(self, data: _Examples, weights: np.ndarray | None) -> _Examples:
+    def _with_weights(self, data: _Examples, weights: np.ndarray | None) -> _Examples:
         return data._replace(weight=weights)
 
     def _start_fit(self, data: _Examples, seeds: Seeds) -> _Examples:
         return data._replace(X=self._prepare(data.X, data.y, seeds, data.weight))
 
     def _continue_fit(self, data: _Examples) -> _Examples:
-        return data._replace(X=self._standardised(data.X))
+        return data._replace(X=self._standardised_inputs(data.X))
 
     def _make_dataset(self, data: _Examples, device: str) -> SampledDataset:
-        z = self._fitted_residuals(data.X, self._standardise(data.y), data.weight)
+        z = self._fitted_residuals(data.X, self._standardised_targets(data.y), data.weight)
         noise = GaussianMixtureNoise(np.atleast_1d(np.asarray(self.noise_scales, float)))
         sampler = TargetSampler(
             as_csr_or_dense(data.X),
@@ -474,9 +474,9 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
         """
         scaler = StandardScaler(with_mean=not sp.issparse(X))
         self.input_scaler_ = scaler.fit(X, sample_weight=weight)
-        X = self._standardised(X)
+        X = self._standardised_inputs(X)
         self.y_mean_, self.y_scale_ = _target_scale(y, weight)
-        y_std = self._standardise(y)
+        y_std = self._standardised_targets(y)
         self.base_ = None
         if self.base == "linear":
             self.base_ = LinearBase(seeds.int("prepare")).fit(X, y_std, weight)
@@ -485,7 +485,7 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
             z, y_std = z[weight > 0], y_std[weight > 0]
         self.grid_range_ = (float(z.min()) - _GRID_MARGIN, float(z.max()) + _GRID_MARGIN)
         self.target_range_ = tuple(
-            self._to_target(float(v))
+            self._original_targets(float(v))
             for v in (y_std.min() - _GRID_MARGIN, y_std.max() + _GRID_MARGIN)
         )
         return X
@@ -564,10 +564,10 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
     def _divergence_hint(self) -> str:
         return "Lower lr (this call ran at {lr})."
 
-    def _standardise(self, y: np.ndarray) -> np.ndarray:
+    def _standardised_targets(self, y: np.ndarray) -> np.ndarray:
         return (y - self.y_mean_) / self.y_scale_
 
-    def _to_target(self, y_std):
+    def _original_targets(self, y_std):
         return y_std * self.y_scale_ + self.y_mean_
 
     def _frame(
@@ -678,11 +678,11 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
         X = validate_data(
             self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False
         )
-        X = self._standardised(X)
+        X = self._standardised_inputs(X)
         loc, scale = self._frame(X)
         return as_csr_or_dense(X), loc, scale
 
-    def _standardised(self, X):
+    def _standardised_inputs(self, X):
         """``X`` standardised as the training inputs were.
 
         A model fitted on dense inputs centres them, so it densifies sparse ones.
@@ -736,7 +736,7 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
             else:
                 best = torch.as_tensor(density.mode(), device=g.device)
                 z[rows] = self._refine_mode(energy, g, grid, best)
-        return self._finite_output(self._to_target(loc + scale * z), "predict")
+        return self._finite_output(self._original_targets(loc + scale * z), "predict")
 
     @staticmethod
     def _refine_mode(energy, g, grid, best) -> np.ndarray:
@@ -777,7 +777,7 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
         z = np.empty((X.shape[0], 2))
         for rows, _, density in self._densities(X):
             z[rows] = density.quantiles(levels)
-        bounds = self._to_target(loc[:, None] + scale[:, None] * z)
+        bounds = self._original_targets(loc[:, None] + scale[:, None] * z)
         return self._finite_output(bounds, "predict_interval")
 
     def score(self, X, y, sample_weight=None) -> float:
@@ -834,7 +834,7 @@ class ConditionalNCERegressor(RegressorMixin, BaseNCE):
             raise ValueError(
                 f"X and y have different numbers of samples: {X.shape[0]} != {y.shape[0]}."
             )
-        z = (self._standardise(y) - loc) / scale
+        z = (self._standardised_targets(y) - loc) / scale
         return self._log_density(X, z) - np.log(scale) - np.log(self.y_scale_)
 
     def _log_density(self, X, z: np.ndarray) -> np.ndarray:

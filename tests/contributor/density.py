@@ -130,6 +130,7 @@ device, random_state, verbose, early_stopping, validation_fraction, patience, ac
         validation_fraction: float = 0.1,
         patience: int = 5,
         accelerator=None,
+        n_jobs: int | None = None,
     ) -> None:
         self.n_negatives = n_negatives
         self.hidden_layer_sizes = hidden_layer_sizes
@@ -142,7 +143,7 @@ device, random_state, verbose, early_stopping, validation_fraction, patience, ac
         X = validate_data(self, X, dtype=[np.float64, np.float32], reset=reset)
         return X.astype(np.float32)
 
-    def _weigh(self, data, weights):
+    def _with_weights(self, data, weights):
         # the batches carry the weights; the Gaussian, fitted before the network, needs them too
         return data, weights
 
