@@ -344,9 +344,9 @@ def test_an_optimizer_leaving_fasttexts_regime_is_refused_after_a_bag_fit():
         before = _state(clf)
         with pytest.raises(
             ValueError,
-            match=r"optimizer: <class '.*Adam'> -> <class '.*LazyAdam'> \(it chose fastText's "
-            r"regime.*optimizer=torch.optim.SGD without optimizer_kwargs continues it.*refit "
-            r"from scratch",
+            match=r"optimizer: <class '.*Adam'> -> <class '.*LazyAdam'> \(it chose the compiled "
+            r"step of the bag regime.*torch\.optim\.sgd\.SGD without options: that optimizer "
+            r"without optimizer_kwargs continues it.*refit from scratch",
         ) as refused:
             clf.partial_fit(X, y) if how == "partial_fit" else clf.fit(X, y)
         # optimizer_kwargs=None is no options, as the {} the network was built with

@@ -475,30 +475,83 @@ class LinearLabelScorer(nn.Module):
         return [self.encoder.weight, *bias]
 
     def encode(self, x: torch.Tensor) -> tuple[torch.Tensor, None]:
-        """:math:`h(x)` of shape (batch, n_classes), the scores before the label bias,
-        and no input bias (``None``): :meth:`LabelScorer.encode`'s interface."""
+        """:math:`h(x)`, the scores before the label bias, and no input bias:
+        :meth:`LabelScorer.encode`'s interface.
+
+        Parameters
+        ----------
+        x : Tensor of shape (batch, n_features), dense or sparse COO
+            A batch of inputs.
+
+        Returns
+        -------
+        h : Tensor of shape (batch, n_classes)
+        b : None
+        """
         return self.encoder(x), None
 
     def _bias(self, labels: torch.Tensor) -> torch.Tensor | float:
         return 0.0 if self.label_bias is None else self.label_bias[0, labels]
 
     def score(self, h: torch.Tensor, b: None, labels: torch.Tensor) -> torch.Tensor:
-        """Scores of given labels (shape (batch,) or (batch, K)) for encoded inputs:
-        :meth:`LabelScorer.score`'s interface, with ``b`` None."""
+        """Scores of given labels for encoded inputs: :meth:`LabelScorer.score`'s interface.
+
+        Parameters
+        ----------
+        h : Tensor of shape (batch, n_classes)
+            :math:`h(x)` (:meth:`encode`).
+        b : None
+            No input bias.
+        labels : LongTensor of shape (batch,) or (batch, K)
+            The labels scored for each input.
+
+        Returns
+        -------
+        Tensor of the shape of ``labels``
+        """
         index = labels.unsqueeze(1) if labels.dim() == 1 else labels
         return h.gather(1, index).reshape(labels.shape) + self._bias(labels)
 
     def score_shared(self, h: torch.Tensor, b: None, labels: torch.Tensor) -> torch.Tensor:
-        """Scores of one set of labels (shape (K,)) for every encoded input, (batch, K):
-        :meth:`LabelScorer.score_shared`'s interface, with ``b`` None."""
+        """Scores of one set of labels for every encoded input:
+        :meth:`LabelScorer.score_shared`'s interface.
+
+        Parameters
+        ----------
+        h : Tensor of shape (batch, n_classes)
+            :math:`h(x)` (:meth:`encode`).
+        b : None
+            No input bias.
+        labels : LongTensor of shape (K,)
+            The labels scored for every input.
+
+        Returns
+        -------
+        Tensor of shape (batch, K)
+        """
         return h[:, labels] + self._bias(labels)
 
     def score_range(
         self, h: torch.Tensor, b: None, start: int = 0, stop: int | None = None
     ) -> torch.Tensor:
-        """Scores of the contiguous labels ``start..stop-1`` (``stop=None``: every label)
-        for encoded inputs, (batch, stop - start): :meth:`LabelScorer.score_range`'s
-        interface, with ``b`` None."""
+        """Scores of the contiguous labels ``start..stop-1`` for encoded inputs:
+        :meth:`LabelScorer.score_range`'s interface.
+
+        Parameters
+        ----------
+        h : Tensor of shape (batch, n_classes)
+            :math:`h(x)` (:meth:`encode`).
+        b : None
+            No input bias.
+        start : int, default=0
+            First label scored.
+        stop : int or None, default=None
+            One past the last label scored; ``None`` means ``n_classes``.
+
+        Returns
+        -------
+        Tensor of shape (batch, stop - start)
+        """
         stop = self.n_classes if stop is None else stop
         s = h[:, start:stop]
         return s if self.label_bias is None else s + self.label_bias[0, start:stop]
