@@ -30,7 +30,8 @@ from sphinx.util.nodes import make_refnode
 logging.getLogger().setLevel(logging.WARNING)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-# docs/_ext: this build's own extension (the NCE machine of the core page).
+# docs/_ext: this build's own extension (the NCE machine of the core page, the
+# guarantees page's refused parameters).
 sys.path.insert(0, str(Path(__file__).resolve().parent / "_ext"))
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
@@ -52,7 +53,8 @@ extensions = [
     "sphinx_gallery.gen_gallery",
     # matplotlib's ``plot`` directive: figures of the guide drawn by code at build time.
     "matplotlib.sphinxext.plot_directive",
-    # docs/_ext/machine.py: the ``sknce-machine-table`` of the estimators' parts.
+    # docs/_ext/machine.py: the ``sknce-machine-table`` of the estimators' parts and the
+    # ``sknce-refusals-table`` of the parameters each refuses in a continued fit.
     "machine",
 ]
 

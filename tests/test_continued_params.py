@@ -21,8 +21,11 @@ from __future__ import annotations
 import contextlib
 import copy
 import io
+import re
+import sys
 from functools import cache
 from numbers import Integral, Real
+from pathlib import Path
 from unittest import mock
 
 import numpy as np
@@ -530,30 +533,46 @@ REFUSED_BY_REGIME = {
 }
 
 
-def _guarantees_rows() -> dict:
-    """The rows of the guarantees page's table of refused parameters: label -> text."""
-    import pathlib
-    import re
-
-    page = pathlib.Path(__file__).parents[1] / "docs" / "user_guide" / "guarantees.rst"
-    text = page.read_text(encoding="utf-8")
-    table = text[text.index("- Refused in a continued fit") : text.index("* **Applied**")]
-    rows = re.split(r"\n\s*\* - ", table)[1:]
-    return {row.split("\n")[0].strip(): row for row in rows}
+def _refusal_rows() -> dict:
+    """The rows of the guarantees page's ``sknce-refusals-table`` (docs/_ext/machine.py),
+    by estimator name (``""``: every estimator)."""
+    pytest.importorskip("docutils")
+    sys.path.insert(0, str(Path(__file__).parents[1] / "docs" / "_ext"))
+    try:
+        from machine import refusal_rows
+    finally:
+        sys.path.pop(0)
+    return {row.estimator: row for row in refusal_rows()}
 
 
 @pytest.mark.parametrize("name", list(ESTIMATORS))
 def test_the_guarantees_page_lists_the_refused_parameters(name):
-    import re
+    """Each refused parameter once, with its Fixed reason; the regime's from the summary
+    of the estimator's own _continued_roles."""
+    import sknce
+    from sknce._base import BaseNCE
 
-    rows = _guarantees_rows()
+    rows = _refusal_rows()
+    assert set(rows) == {"", *sknce._ESTIMATORS}
     cls = ESTIMATORS[name]
-    params = set(cls._param_roles)
-    row = next(text for label, text in rows.items() if f"sknce.{name}`" in label)
-    stated = {p for p in re.findall(r"``(\w+)``", row) if p in params}
-    common = {p for p in re.findall(r"``(\w+)``", rows["every estimator"]) if p in params}
-    fixed = {p for p, role in cls._param_roles.items() if isinstance(role, Fixed)}
-    assert stated | common == fixed | REFUSED_BY_REGIME.get(name, set())
+    listed = [
+        (param, why)
+        for row in (rows[""], rows[name])
+        for params, why in row.fixed
+        for param in params
+    ]
+    fixed = {p: role.why for p, role in cls._param_roles.items() if isinstance(role, Fixed)}
+    assert sorted(listed) == sorted(fixed.items())
+    # the common row: BaseNCE's fixed parameters, only those fixed alike by every estimator
+    for params, why in rows[""].fixed:
+        for param in params:
+            assert BaseNCE._param_roles[param] == Fixed(why)
+            assert all(other._param_roles[param] == Fixed(why) for other in ESTIMATORS.values())
+    regime = rows[name].regime
+    assert bool(regime) == (cls._continued_roles is not BaseNCE._continued_roles)
+    named = {p for p in re.findall(r"``(\w+)``", regime) if p in cls._param_roles}
+    assert named == REFUSED_BY_REGIME.get(name, named), regime
+    assert not regime or named, f"{name}._continued_roles' summary names no parameter"
 
 
 def test_an_equal_new_value_is_no_change():

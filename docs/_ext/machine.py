@@ -9,10 +9,16 @@
   that trained it from its network: the sampler (the dataset's), the miner, the
   scorer, the objective and the step that ran. A new estimator appears with no edit
   here; a part that changes changes the table.
+* The ``sknce-refusals-table`` directive lists, for every estimator, the parameters a
+  continued fit refuses (its ``_param_roles``' :class:`~sknce._checks.Fixed` roles,
+  with their reasons) and, where an estimator's ``_continued_roles`` fixes more after
+  a fit in some regime, that method's summary. The parameters every estimator refuses
+  alike come first, in a row of their own. A new estimator needs no row anywhere.
 """
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from typing import NamedTuple
 
@@ -23,6 +29,7 @@ from skorch.callbacks import Callback
 
 import sknce
 from sknce._base import BaseNCE
+from sknce._checks import Fixed
 
 
 class Part(NamedTuple):
@@ -217,6 +224,115 @@ class MachineTable(Directive):
         return [table]
 
 
+# --- the parameters a continued fit refuses ----------------------------------------------
+class Refusals(NamedTuple):
+    """One row of the refusals table.
+
+    ``estimator`` is a name of ``sknce._ESTIMATORS``, or ``""`` for the parameters every
+    estimator refuses alike; ``fixed`` holds ``(parameters, why)`` groups, one per
+    reason, in the order of ``_param_roles``; ``regime`` is the summary (reST) of the
+    estimator's own ``_continued_roles``, or ``""`` when it has none.
+    """
+
+    estimator: str
+    fixed: tuple[tuple[tuple[str, ...], str], ...]
+    regime: str
+
+
+def _fixed(roles: dict) -> dict[str, str]:
+    """``{parameter: why}`` of the :class:`Fixed` roles of ``roles``."""
+    return {name: role.why for name, role in roles.items() if isinstance(role, Fixed)}
+
+
+def _grouped(fixed: dict[str, str]) -> tuple[tuple[tuple[str, ...], str], ...]:
+    groups: dict[str, list[str]] = {}
+    for name, why in fixed.items():
+        groups.setdefault(why, []).append(name)
+    return tuple((tuple(names), why) for why, names in groups.items())
+
+
+def _regime(cls: type) -> str:
+    """The first paragraph of ``cls``'s own ``_continued_roles`` docstring, or ``""``."""
+    method = cls._continued_roles
+    if method is BaseNCE._continued_roles:
+        return ""
+    if not method.__doc__:
+        raise ValueError(
+            f"{cls.__name__}._continued_roles has no docstring: its summary states, for "
+            "the guarantees page, which parameters a fit in which regime fixes"
+        )
+    return " ".join(inspect.cleandoc(method.__doc__).split("\n\n")[0].split())
+
+
+def refusal_rows() -> list[Refusals]:
+    """The rows of ``sknce-refusals-table``: every estimator's refused parameters.
+
+    The first row holds the :class:`Fixed` parameters of :class:`BaseNCE` that every
+    estimator of ``sknce._ESTIMATORS`` fixes for the same reason; each estimator's row
+    holds its other :class:`Fixed` parameters and its regime's refusals.
+    """
+    classes = [getattr(sknce, name) for name in sknce._ESTIMATORS]
+    fixed = [_fixed(cls._param_roles) for cls in classes]
+    common = {
+        name: why
+        for name, why in _fixed(BaseNCE._param_roles).items()
+        if all(own.get(name) == why for own in fixed)
+    }
+    rows = [Refusals("", _grouped(common), "")]
+    for cls, own in zip(classes, fixed):
+        rest = {name: why for name, why in own.items() if name not in common}
+        rows.append(Refusals(cls.__name__, _grouped(rest), _regime(cls)))
+    return rows
+
+
+class RefusalsTable(Directive):
+    """``.. sknce-refusals-table::``: the parameters each estimator refuses in a continued
+    fit, read from its ``_param_roles`` and ``_continued_roles``."""
+
+    def _inline(self, text: str) -> list:
+        found, messages = self.state.inline_text(text, self.lineno)
+        return found + messages
+
+    def _cell(self, row: Refusals) -> list:
+        items = nodes.bullet_list(bullet="*")
+        for params, why in row.fixed:
+            shown = []
+            for i, name in enumerate(params):
+                shown += [nodes.Text(", ")] if i else []
+                shown.append(nodes.literal(name, name))
+            items += nodes.list_item("", nodes.paragraph("", "", *shown, nodes.Text(f": {why}")))
+        if row.regime:
+            items += nodes.list_item("", nodes.paragraph("", "", *self._inline(row.regime)))
+        if not items.children:
+            return [nodes.paragraph(text="only those of every estimator")]
+        return [items]
+
+    def run(self):
+        table = nodes.table()
+        group = nodes.tgroup(cols=2)
+        table += group
+        group += nodes.colspec(colwidth=30)
+        group += nodes.colspec(colwidth=70)
+        head, body = nodes.thead(), nodes.tbody()
+        group += head
+        group += body
+        cells = [
+            [nodes.paragraph(text="Estimator")],
+            [nodes.paragraph(text="Refused in a continued fit, and why")],
+        ]
+        rows = [(head, cells)]
+        for row in refusal_rows():
+            label = f":class:`~sknce.{row.estimator}`" if row.estimator else "every estimator"
+            rows.append((body, [[nodes.paragraph("", "", *self._inline(label))], self._cell(row)]))
+        for section, entries in rows:
+            row_node = nodes.row()
+            for content in entries:
+                row_node += nodes.entry("", *content)
+            section += row_node
+        return [table]
+
+
 def setup(app):
     app.add_directive("sknce-machine-table", MachineTable)
+    app.add_directive("sknce-refusals-table", RefusalsTable)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

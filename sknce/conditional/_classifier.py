@@ -705,8 +705,10 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         return super()._make_step()
 
     def _continued_roles(self) -> dict:
-        """After a fit by a compiled step, an optimizer or options that leave it are fixed:
-        the step trains by the plan's optimizer without options."""
+        """After a fit by a compiled step (``plan_.kernel``: the linear model's or
+        fastText's regime), an ``optimizer`` or ``optimizer_kwargs`` that leave it are
+        fixed (e.g. ``sknce.optim.LazyAdam``): the step trains by the plan's optimizer
+        (``RowAdagrad`` or ``torch.optim.SGD``), which without options continues it."""
         roles = super()._continued_roles()
         plan = self.plan_
         optimizer, kwargs = self.optimizer, self.optimizer_kwargs

@@ -581,7 +581,8 @@ class ACEWord2Vec(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseNCE):
         return step(check_n_jobs(self.n_jobs))
 
     def _continued_roles(self) -> dict:
-        """``min_lr_ratio`` is fixed when the fit planned no decay of the rate."""
+        """``min_lr_ratio`` is fixed when the fit planned no decay of the rate
+        (``min_lr_ratio=1``, or an ``LRScheduler`` callback)."""
         roles = super()._continued_roles()
         if "lr_decay" in dict(self.net_.callbacks_):
             return roles
