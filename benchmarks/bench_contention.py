@@ -172,9 +172,10 @@ def dense(size: Size):
 
 @cache
 def keywords(size: Size):
-    from bench_multilabel import article_keywords_task, indicator
+    from bench_multilabel import indicator, keywords_task
 
-    texts, label_sets, _, _, vocabulary = article_keywords_task()
+    task = keywords_task()
+    texts, label_sets, vocabulary = task["X_train"], task["L_train"], task["vocabulary"]
     n = 1500 if size.quick else len(texts)
     return texts[:n], indicator(label_sets[:n], len(vocabulary)), label_sets[:n]
 
