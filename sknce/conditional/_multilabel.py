@@ -26,7 +26,6 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
-from sknce._bags import smooth_idf
 from sknce._callbacks import ChanceAwareEarlyStopping
 
 __all__ = [
@@ -96,14 +95,6 @@ class MultilabelPlan:
     batch_size: int
     lr: float | None
 
-    def max_epochs(self, n_train: int) -> int | None:
-        """``max_epochs="auto"`` for ``n_train`` training rows in the compiled regime:
-        about ``ROW_UPDATES`` row updates within ``EPOCH_RANGE``; None elsewhere (the
-        classifier's rule)."""
-        if not self.compiled:
-            return None
-        return int(np.clip(round(ROW_UPDATES / max(n_train, 1)), *EPOCH_RANGE))
-
 
 def _is_counts(X) -> bool:
     """Whether a sparse ``X`` holds counts (non-negative integers)."""
@@ -151,11 +142,6 @@ def resolve_plan(estimator, X, Y: sp.csr_matrix) -> MultilabelPlan:
         batch_size=BATCH,
         lr=LR,
     )
-
-
-def bag_idf(plan: MultilabelPlan, X) -> np.ndarray | None:
-    """The idf the bag encoder weighs ``X``'s features by, or None."""
-    return smooth_idf(X) if plan.weigh_bags else None
 
 
 def label_logits(counts: np.ndarray, n_rows: int) -> np.ndarray:

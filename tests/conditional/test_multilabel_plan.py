@@ -14,6 +14,8 @@ from sknce._steps import AutogradStep
 from sknce.conditional import _multilabel
 from sknce.conditional._kernel_step import BagOneVsAllStep
 from sknce.conditional._multilabel import auto_negatives, held_out_precision, resolve_plan
+from sknce.conditional._plan import DataFacts
+from sknce.conditional._plan import resolve_plan as classifier_plan
 from sknce.nn import BagEncoder, BagWeighting
 from sknce.optim import LazyAdam
 
@@ -28,6 +30,13 @@ def _counts(n=300, n_features=50, seed=0):
 
 def _plan(X, Y, **params):
     return resolve_plan(ConditionalNCEClassifier(**params), X, Y)
+
+
+def _classifier_plan(X, Y, **params):
+    """The classifier's plan that a multi-label plan fills (as a fit resolves it)."""
+    estimator = ConditionalNCEClassifier(**params)
+    facts = DataFacts(Y.shape[1], X.shape[1], X.nnz / X.shape[0], True, multilabel=True)
+    return classifier_plan(estimator, facts, 1, resolve_plan(estimator, X, Y))
 
 
 def test_the_defaults_on_sparse_counts_are_the_compiled_regime():
@@ -69,7 +78,7 @@ def test_other_training_settings_leave_the_compiled_regime(params):
     plan = _plan(X, Y, **params)
     assert plan.bag and not plan.compiled and plan.lr is None
     assert plan.optimizer is params.get("optimizer", torch.optim.Adam)
-    assert plan.max_epochs(1000) is None  # the classifier's own rule
+    assert _classifier_plan(X, Y, **params).epoch_rule == (0, 0, 0)  # the classifier's own rule
 
 
 def test_dense_input_or_an_own_encoder_is_no_bag():
@@ -97,7 +106,7 @@ def test_noise_labels_grow_with_the_label_count(n_labels, expected):
 @pytest.mark.parametrize("n_train, expected", [(1, 20), (5000, 20), (8112, 12), (10**6, 5)])
 def test_max_epochs_auto_is_about_a_fixed_number_of_row_updates(n_train, expected):
     X, Y = _counts()
-    assert _plan(X, Y).max_epochs(n_train) == expected
+    assert _classifier_plan(X, Y).epochs(n_train, None) == expected
 
 
 def _texts(n=400, seed=0):
