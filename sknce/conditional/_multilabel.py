@@ -49,6 +49,11 @@ NEGATIVES_RANGE = (64, 256)
 BATCH = 2048
 ROW_UPDATES = 100_000
 EPOCH_RANGE = (5, 20)
+#: Whether the compiled regime holds rows out for early stopping (``early_stopping=True``).
+#: It does not: every row trains for the epochs of ``ROW_UPDATES``, which ranked above
+#: stopping on held-out rows' precision at every training size measured (the held-out
+#: precision still rises at the rule's last epoch), at a fraction of a refit's cost.
+STOP_EARLY = False
 #: Elsewhere (autograd's step): noise labels per row, and positive labels per batch
 #: (the rows of a batch hold about this many).
 AUTOGRAD_NEGATIVES = 64
@@ -84,6 +89,9 @@ class MultilabelPlan:
         Their ``"auto"`` values.
     lr : float or None
         Adagrad's rate of ``lr="auto"`` in the compiled regime; None elsewhere.
+    stops_early : bool
+        ``early_stopping=True`` holds rows out and stops on their precision (outside
+        the compiled regime: ``STOP_EARLY`` in it).
     """
 
     bag: bool
@@ -94,6 +102,7 @@ class MultilabelPlan:
     n_negatives: int
     batch_size: int
     lr: float | None
+    stops_early: bool
 
 
 def _is_counts(X) -> bool:
@@ -131,6 +140,7 @@ def resolve_plan(estimator, X, Y: sp.csr_matrix) -> MultilabelPlan:
             n_negatives=AUTOGRAD_NEGATIVES,
             batch_size=int(np.clip(round(AUTOGRAD_BATCH / per_row), 16, AUTOGRAD_BATCH)),
             lr=None,
+            stops_early=True,
         )
     return MultilabelPlan(
         bag=True,
@@ -141,6 +151,7 @@ def resolve_plan(estimator, X, Y: sp.csr_matrix) -> MultilabelPlan:
         n_negatives=auto_negatives(Y.shape[1]),
         batch_size=BATCH,
         lr=LR,
+        stops_early=STOP_EARLY,
     )
 
 
