@@ -355,7 +355,10 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         With the bag encoder trained by SGD (see ``optimizer``): about 1 million
         example updates, ``clip(round(1e6 / n_train), 3, 25)``. With the linear
         model trained by its compiled step: about 200,000 example updates,
-        ``clip(round(2e5 / n_train), 3, 50)``.
+        ``clip(round(2e5 / n_train), 3, 50)``. With a label-indicator ``y`` in its
+        compiled regime: about 100,000 row updates, ``clip(round(1e5 / n_rows), 5,
+        most)``, where ``most = clip(round(1.2 * sqrt(m)), 5, 20)`` for labels of
+        ``m`` positive rows on average (see :ref:`multilabel`).
     batch_size : int or "auto", default="auto"
         Examples per gradient step. ``"auto"``: 256; 2,048 for the models trained
         by a compiled step, whose update is per example (the batch sets how often

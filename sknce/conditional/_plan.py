@@ -583,7 +583,9 @@ def _multilabel_fields(estimator, facts: DataFacts, multilabel: MultilabelPlan) 
             multilabel.batch_size if estimator.batch_size == "auto" else estimator.batch_size
         ),
         max_epochs=None if estimator.max_epochs == "auto" else estimator.max_epochs,
-        epoch_rule=(ROW_UPDATES, *EPOCH_RANGE) if compiled else (0, 0, 0),
+        epoch_rule=(
+            (ROW_UPDATES, EPOCH_RANGE[0], multilabel.most_epochs) if compiled else (0, 0, 0)
+        ),
         n_jobs=check_n_jobs(estimator.n_jobs),
         calibrate=False,
         refit=False,

@@ -2,6 +2,7 @@
 
 import dataclasses
 import math
+import re
 
 import numpy as np
 import pytest
@@ -105,7 +106,8 @@ def test_noise_labels_grow_with_the_label_count(n_labels, expected):
 
 @pytest.mark.parametrize("n_train, expected", [(1, 20), (5000, 20), (8112, 12), (10**6, 5)])
 def test_max_epochs_auto_is_about_a_fixed_number_of_row_updates(n_train, expected):
-    X, Y = _counts()
+    X, _ = _counts()
+    Y = sp.csr_matrix(np.ones((300, 12), dtype=np.int8))  # 300 rows a label: no cap below 20
     assert _classifier_plan(X, Y).epochs(n_train, None) == expected
 
 
@@ -170,6 +172,39 @@ def test_the_compiled_regime_trains_every_row_for_the_epochs_of_all_rows():
     assert not any("valid_batch_size" in b for b in first)
     assert clf.n_iter_ == clf.plan_.epochs(5400, None) == round(_multilabel.ROW_UPDATES / 5400)
     assert clf.plan_.epochs(5400, None) != clf.plan_.epochs(5400 - 540, None)
+
+
+@pytest.mark.parametrize(
+    "per_label, expected",
+    [(0.0, 5), (21.0, 5), (21.1, 6), (93.9, 12), (263.0, 19), (264.1, 20), (10**6, 20)],
+)
+def test_the_most_epochs_grow_with_the_root_of_a_labels_positive_rows(per_label, expected):
+    # round(1.2 * sqrt(m)) within 5..20: 5.5 / 1.2 and 19.5 / 1.2 squared are the steps
+    assert _multilabel.most_epochs(per_label) == expected
+
+
+def test_labels_with_few_positive_rows_cap_the_epochs_of_few_rows():
+    X, Y = _counts(300)  # about 75 positive rows a label: at most round(1.2 * 8.7) = 10
+    plan = _classifier_plan(X, Y)
+    assert plan.epoch_rule == (_multilabel.ROW_UPDATES, 5, 10)
+    assert plan.epochs(300, None) == 10  # the rows alone: 333, clipped to 20
+    sparse_labels = sp.csr_matrix((np.arange(300)[:, None] % 60 == np.arange(60)).astype(np.int8))
+    assert _classifier_plan(X, sparse_labels).epochs(300, None) == 5  # 5 rows a label
+    assert _classifier_plan(X, Y).epochs(10**6, None) == 5  # many rows: the rows' rule
+
+
+def test_the_docstring_states_the_multilabel_epoch_rule():
+    text = " ".join(ConditionalNCEClassifier.__doc__.split())
+    rule = re.search(
+        r"about ([\d,]+) row updates, ``clip\(round\(([\d.e]+) / n_rows\), (\d+), most\)``, "
+        r"where ``most = clip\(round\(([\d.]+) \* sqrt\(m\)\), (\d+), (\d+)\)``",
+        text,
+    )
+    assert rule, "the max_epochs description no longer states the multi-label rule"
+    rows, rows_e, low, per_root, low2, high = (float(g.replace(",", "")) for g in rule.groups())
+    assert rows == rows_e == _multilabel.ROW_UPDATES
+    assert (low, per_root) == (_multilabel.EPOCH_RANGE[0], _multilabel.EPOCHS_PER_ROOT_POSITIVES)
+    assert (low2, high) == _multilabel.EPOCH_RANGE
 
 
 def test_held_out_precision_is_the_mean_precision_at_1_to_5_of_the_labelled_rows():
