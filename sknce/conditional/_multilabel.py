@@ -41,9 +41,7 @@ __all__ = [
 #: ``lr="auto"`` (decaying linearly over the fit, as in fastText's regime); noise labels
 #: per row, one per ``LABELS_PER_NEGATIVE`` labels within ``NEGATIVES_RANGE``; rows per
 #: batch; ``max_epochs`` of ``"auto"``, about ``ROW_UPDATES`` row updates within
-#: ``EPOCH_RANGE``, and at most ``EPOCHS_PER_ROOT_POSITIVES`` times the square root of
-#: the mean positive rows of a label (within ``EPOCH_RANGE`` too): the label vectors of
-#: labels with few positive rows overfit them in more epochs.
+#: ``EPOCH_RANGE``.
 DIM = 64
 LR = 0.2
 LABELS_PER_NEGATIVE = 32
@@ -51,12 +49,6 @@ NEGATIVES_RANGE = (64, 256)
 BATCH = 2048
 ROW_UPDATES = 100_000
 EPOCH_RANGE = (5, 20)
-EPOCHS_PER_ROOT_POSITIVES = 1.2
-#: Whether the compiled regime holds rows out for early stopping (``early_stopping=True``).
-#: It does not: every row trains for the epochs of ``ROW_UPDATES``, which ranked above
-#: stopping on held-out rows' precision at every training size measured (the held-out
-#: precision still rises at the rule's last epoch), at a fraction of a refit's cost.
-STOP_EARLY = False
 #: Elsewhere (autograd's step): noise labels per row, and positive labels per batch
 #: (the rows of a batch hold about this many).
 AUTOGRAD_NEGATIVES = 64
@@ -92,12 +84,9 @@ class MultilabelPlan:
         Their ``"auto"`` values.
     lr : float or None
         Adagrad's rate of ``lr="auto"`` in the compiled regime; None elsewhere.
-    most_epochs : int or None
-        The most epochs of ``max_epochs="auto"`` in the compiled regime
-        (:func:`most_epochs`); None elsewhere.
-    stops_early : bool
-        ``early_stopping=True`` holds rows out and stops on their precision (outside
-        the compiled regime: ``STOP_EARLY`` in it).
+    refit : bool
+        After a fit that held out rows, a new network is trained on every row for the
+        epochs of the held-out rows' best precision (the compiled regime).
     """
 
     bag: bool
@@ -108,8 +97,7 @@ class MultilabelPlan:
     n_negatives: int
     batch_size: int
     lr: float | None
-    most_epochs: int | None
-    stops_early: bool
+    refit: bool
 
 
 def _is_counts(X) -> bool:
@@ -121,13 +109,6 @@ def _is_counts(X) -> bool:
 def auto_negatives(n_labels: int) -> int:
     """``n_negatives="auto"`` of the compiled regime for ``n_labels`` labels."""
     return int(np.clip(round(n_labels / LABELS_PER_NEGATIVE), *NEGATIVES_RANGE))
-
-
-def most_epochs(positives_per_label: float) -> int:
-    """The most epochs of ``max_epochs="auto"`` in the compiled regime, for labels with
-    ``positives_per_label`` positive rows on average."""
-    most = round(EPOCHS_PER_ROOT_POSITIVES * np.sqrt(max(positives_per_label, 0.0)))
-    return int(np.clip(most, *EPOCH_RANGE))
 
 
 def resolve_plan(estimator, X, Y: sp.csr_matrix) -> MultilabelPlan:
@@ -154,8 +135,7 @@ def resolve_plan(estimator, X, Y: sp.csr_matrix) -> MultilabelPlan:
             n_negatives=AUTOGRAD_NEGATIVES,
             batch_size=int(np.clip(round(AUTOGRAD_BATCH / per_row), 16, AUTOGRAD_BATCH)),
             lr=None,
-            most_epochs=None,
-            stops_early=True,
+            refit=False,
         )
     return MultilabelPlan(
         bag=True,
@@ -166,8 +146,7 @@ def resolve_plan(estimator, X, Y: sp.csr_matrix) -> MultilabelPlan:
         n_negatives=auto_negatives(Y.shape[1]),
         batch_size=BATCH,
         lr=LR,
-        most_epochs=most_epochs(Y.nnz / Y.shape[1]),
-        stops_early=STOP_EARLY,
+        refit=True,
     )
 
 

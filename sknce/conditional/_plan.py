@@ -204,11 +204,6 @@ class ClassifierPlan:
     refit : bool
         After a fit that held out examples, a new network is trained on every example
         for the epochs the held-out log-likelihood chose.
-    early_stopping : bool
-        A new fit holds out ``validation_fraction`` of the examples and stops early on
-        them: the estimator's ``early_stopping``, except in the compiled multi-label
-        regime, where every row trains for the epochs of ``epoch_rule``
-        (:data:`sknce.conditional._multilabel.STOP_EARLY`).
     params : tuple of (str, object)
         The parameters the plan was resolved from.
     """
@@ -236,7 +231,6 @@ class ClassifierPlan:
     n_jobs: int
     calibrate: bool
     refit: bool
-    early_stopping: bool
     params: tuple
 
     def epochs(self, n_train: int, auto_epochs) -> int:
@@ -530,7 +524,6 @@ def resolve_plan(
         n_jobs=check_n_jobs(estimator.n_jobs),
         calibrate=regime == "linear",
         refit=regime == "linear",
-        early_stopping=bool(estimator.early_stopping),
         params=tuple(_snapshot(estimator).items()),
     )
     return _with_sparse_tables(estimator, facts, plan, optimizer, accelerator_processes)
@@ -583,13 +576,10 @@ def _multilabel_fields(estimator, facts: DataFacts, multilabel: MultilabelPlan) 
             multilabel.batch_size if estimator.batch_size == "auto" else estimator.batch_size
         ),
         max_epochs=None if estimator.max_epochs == "auto" else estimator.max_epochs,
-        epoch_rule=(
-            (ROW_UPDATES, EPOCH_RANGE[0], multilabel.most_epochs) if compiled else (0, 0, 0)
-        ),
+        epoch_rule=(ROW_UPDATES, *EPOCH_RANGE) if compiled else (0, 0, 0),
         n_jobs=check_n_jobs(estimator.n_jobs),
         calibrate=False,
-        refit=False,
-        early_stopping=bool(estimator.early_stopping) and multilabel.stops_early,
+        refit=multilabel.refit,
         params=tuple(_snapshot(estimator).items()),
     )
 

@@ -2,7 +2,6 @@
 
 import dataclasses
 import math
-import re
 
 import numpy as np
 import pytest
@@ -106,8 +105,7 @@ def test_noise_labels_grow_with_the_label_count(n_labels, expected):
 
 @pytest.mark.parametrize("n_train, expected", [(1, 20), (5000, 20), (8112, 12), (10**6, 5)])
 def test_max_epochs_auto_is_about_a_fixed_number_of_row_updates(n_train, expected):
-    X, _ = _counts()
-    Y = sp.csr_matrix(np.ones((300, 12), dtype=np.int8))  # 300 rows a label: no cap below 20
+    X, Y = _counts()
     assert _classifier_plan(X, Y).epochs(n_train, None) == expected
 
 
@@ -131,7 +129,7 @@ def test_early_stopping_holds_out_rows_and_monitors_their_precision():
     texts, Y = _texts(400)
     X = CountVectorizer(token_pattern=r"\S+").fit_transform(texts).toarray()  # autograd
     clf = ConditionalNCEClassifier(max_epochs=4, random_state=0).fit(X, Y)
-    assert clf.plan_.early_stopping
+    assert not clf.plan_.refit and not hasattr(clf, "selection_history_")
     first = clf.net_.history[0]["batches"]
     held_out = sum(b["valid_batch_size"] for b in first if "valid_batch_size" in b)
     trained = sum(b["train_batch_size"] for b in first if "train_batch_size" in b)
@@ -141,70 +139,38 @@ def test_early_stopping_holds_out_rows_and_monitors_their_precision():
     assert any(row["valid_precision_best"] for row in clf.history_)
 
 
-@pytest.mark.parametrize(
-    "params, sparse, expected",
-    [
-        ({}, True, False),  # the compiled regime: the rows all train
-        ({"early_stopping": False}, True, False),
-        ({}, False, True),  # dense: autograd, rows held out
-        ({"optimizer": LazyAdam}, True, True),  # sparse but autograd
-        ({"early_stopping": False}, False, False),
-    ],
-)
-def test_the_plan_stops_early_outside_the_compiled_regime_only(params, sparse, expected):
-    X, Y = _counts()
-    X = X if sparse else X.toarray()
-    plan = _classifier_plan(X, Y, **params) if sparse else None
-    clf = ConditionalNCEClassifier(max_epochs=1, random_state=0, **params).fit(X, Y)
-    assert clf.plan_.early_stopping is expected
-    assert plan is None or plan.early_stopping is expected
-    assert ("valid_loss" in clf.history_[-1]) is expected
-
-
-def test_the_compiled_regime_trains_every_row_for_the_epochs_of_all_rows():
-    # 5,400 rows: about 18.5 epochs of ROW_UPDATES, 20.6 (clipped to 20) of the 90%
-    # that a hold-out would leave
-    texts, Y = _texts(5400)
+def test_the_compiled_regime_refits_every_row_for_the_held_out_rows_best_epoch():
+    texts, Y = _texts(400)
     X = CountVectorizer(token_pattern=r"\S+").fit_transform(texts)
-    clf = ConditionalNCEClassifier(random_state=0).fit(X, Y)
+    clf = ConditionalNCEClassifier(max_epochs=6, random_state=0).fit(X, Y)
+    assert clf.plan_.refit
+    selection = clf.selection_history_
+    precision = [row["valid_precision"] for row in selection]
+    best = int(np.argmax(precision)) + 1  # the first epoch of the highest precision
+    assert clf.n_iter_ == best and len(selection) >= best
+    # the refit trains every row (none held out) and validates none
     first = clf.net_.history[0]["batches"]
-    assert sum(b["train_batch_size"] for b in first if "train_batch_size" in b) == 5400
+    assert sum(b["train_batch_size"] for b in first if "train_batch_size" in b) == 400
     assert not any("valid_batch_size" in b for b in first)
-    assert clf.n_iter_ == clf.plan_.epochs(5400, None) == round(_multilabel.ROW_UPDATES / 5400)
-    assert clf.plan_.epochs(5400, None) != clf.plan_.epochs(5400 - 540, None)
+    assert "valid_precision" not in clf.history_[-1]
 
 
-@pytest.mark.parametrize(
-    "per_label, expected",
-    [(0.0, 5), (21.0, 5), (21.1, 6), (93.9, 12), (263.0, 19), (264.1, 20), (10**6, 20)],
-)
-def test_the_most_epochs_grow_with_the_root_of_a_labels_positive_rows(per_label, expected):
-    # round(1.2 * sqrt(m)) within 5..20: 5.5 / 1.2 and 19.5 / 1.2 squared are the steps
-    assert _multilabel.most_epochs(per_label) == expected
+def test_a_fit_without_early_stopping_or_a_partial_fit_does_not_refit():
+    texts, Y = _texts(200)
+    X = CountVectorizer(token_pattern=r"\S+").fit_transform(texts)
+    clf = ConditionalNCEClassifier(max_epochs=3, early_stopping=False, random_state=0)
+    assert clf.fit(X, Y).n_iter_ == 3 and not hasattr(clf, "selection_history_")
+    partial = ConditionalNCEClassifier(random_state=0).partial_fit(X, Y)
+    assert partial.n_iter_ == 1 and not hasattr(partial, "selection_history_")
 
 
-def test_labels_with_few_positive_rows_cap_the_epochs_of_few_rows():
-    X, Y = _counts(300)  # about 75 positive rows a label: at most round(1.2 * 8.7) = 10
-    plan = _classifier_plan(X, Y)
-    assert plan.epoch_rule == (_multilabel.ROW_UPDATES, 5, 10)
-    assert plan.epochs(300, None) == 10  # the rows alone: 333, clipped to 20
-    sparse_labels = sp.csr_matrix((np.arange(300)[:, None] % 60 == np.arange(60)).astype(np.int8))
-    assert _classifier_plan(X, sparse_labels).epochs(300, None) == 5  # 5 rows a label
-    assert _classifier_plan(X, Y).epochs(10**6, None) == 5  # many rows: the rows' rule
-
-
-def test_the_docstring_states_the_multilabel_epoch_rule():
-    text = " ".join(ConditionalNCEClassifier.__doc__.split())
-    rule = re.search(
-        r"about ([\d,]+) row updates, ``clip\(round\(([\d.e]+) / n_rows\), (\d+), most\)``, "
-        r"where ``most = clip\(round\(([\d.]+) \* sqrt\(m\)\), (\d+), (\d+)\)``",
-        text,
-    )
-    assert rule, "the max_epochs description no longer states the multi-label rule"
-    rows, rows_e, low, per_root, low2, high = (float(g.replace(",", "")) for g in rule.groups())
-    assert rows == rows_e == _multilabel.ROW_UPDATES
-    assert (low, per_root) == (_multilabel.EPOCH_RANGE[0], _multilabel.EPOCHS_PER_ROOT_POSITIVES)
-    assert (low2, high) == _multilabel.EPOCH_RANGE
+def test_a_continued_fit_does_not_refit():
+    texts, Y = _texts(200)
+    X = CountVectorizer(token_pattern=r"\S+").fit_transform(texts)
+    clf = ConditionalNCEClassifier(max_epochs=3, warm_start=True, random_state=0).fit(X, Y)
+    first = clf.n_iter_
+    clf.fit(X, Y)
+    assert clf.n_iter_ > first  # the held-out net continued: no new network
 
 
 def test_held_out_precision_is_the_mean_precision_at_1_to_5_of_the_labelled_rows():
