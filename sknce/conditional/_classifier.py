@@ -411,7 +411,9 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         by more than 0.1% for ``patience`` epochs, and restore the best weights. With
         ``init="prior"`` the untrained model counts as epoch 0. A stream of chunks
         holds out its last chunk; ``partial_fit`` holds out nothing. Multi-label:
-        rows are held out, and the monitor is their precision (see :ref:`multilabel`).
+        rows are held out, and the monitor is their precision; in the compiled regime
+        of a sparse ``X`` its best epoch is then the epochs of a refit on every row
+        (see :ref:`multilabel`).
     validation_fraction : float, default=0.1
         Share of the training examples held out for early stopping.
     patience : int, default=5
@@ -476,6 +478,11 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         early stopping, ``dur``, and what callbacks record.
     n_iter_ : int
         Number of epochs run.
+    selection_history_ : list of dict
+        Where a new network was then trained on every example (``plan_.refit``: the
+        linear model, and the compiled regime of a label indicator), the history of
+        the fit on the held-out split that chose its epochs; ``history_`` is the
+        refit's. Absent when no refit followed.
 
     See Also
     --------
@@ -977,6 +984,8 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         network, a refit on every example for the epochs the held-out set chose. The
         plan of the fit is then the fitted ``plan_`` alone."""
         labels_plan = self._classifier_plan
+        if not plan.continues:
+            self.__dict__.pop("selection_history_", None)  # a former fit's
         super()._run(dataset, data, plan)
         self.temperature_ = 1.0
         temperature = None

@@ -162,6 +162,10 @@ def test_a_fit_without_early_stopping_or_a_partial_fit_does_not_refit():
     assert clf.fit(X, Y).n_iter_ == 3 and not hasattr(clf, "selection_history_")
     partial = ConditionalNCEClassifier(random_state=0).partial_fit(X, Y)
     assert partial.n_iter_ == 1 and not hasattr(partial, "selection_history_")
+    refitted = ConditionalNCEClassifier(max_epochs=3, random_state=0).fit(X, Y)
+    assert hasattr(refitted, "selection_history_")
+    refitted.set_params(early_stopping=False).fit(X, Y)
+    assert not hasattr(refitted, "selection_history_")  # not a former fit's
 
 
 def test_a_continued_fit_does_not_refit():
