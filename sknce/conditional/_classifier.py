@@ -411,9 +411,9 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         by more than 0.1% for ``patience`` epochs, and restore the best weights. With
         ``init="prior"`` the untrained model counts as epoch 0. A stream of chunks
         holds out its last chunk; ``partial_fit`` holds out nothing. Multi-label:
-        rows are held out, and the monitor is their precision; in the compiled regime
-        of a sparse ``X`` its best epoch is then the epochs of a refit on every row
-        (see :ref:`multilabel`).
+        rows are held out, and the monitor is their precision; none in the compiled
+        regime of a sparse ``X``, whose rows all train (``plan_.early_stopping``, see
+        :ref:`multilabel`).
     validation_fraction : float, default=0.1
         Share of the training examples held out for early stopping.
     patience : int, default=5
@@ -480,9 +480,8 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         Number of epochs run.
     selection_history_ : list of dict
         Where a new network was then trained on every example (``plan_.refit``: the
-        linear model, and the compiled regime of a label indicator), the history of
-        the fit on the held-out split that chose its epochs; ``history_`` is the
-        refit's. Absent when no refit followed.
+        full-rank linear model), the history of the fit on the held-out split that
+        chose its epochs; ``history_`` is the refit's. Absent when no refit followed.
 
     See Also
     --------
@@ -776,10 +775,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
 
     def _early_stopping(self) -> ChanceAwareEarlyStopping:
         if self.multilabel_:
-            # a refit takes the held-out rows' best epoch itself, not the last one that
-            # beat it by the plateau's margin
-            plateau = 0.0 if self._classifier_plan.refit else _PLATEAU
-            return _multilabel.PrecisionEarlyStopping(self.patience, plateau)
+            return _multilabel.PrecisionEarlyStopping(self.patience, _PLATEAU)
         # From the prior start, the untrained model is epoch 0: a fit whose epochs never
         # beat the label frequencies on held-out data returns to them.
         return ChanceAwareEarlyStopping(
@@ -812,6 +808,8 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         steps, or in the compiled regimes a number of example updates."""
         plan = self._classifier_plan
         batch_size = self.net_.batch_size if continues else plan.batch_size
+        if not plan.early_stopping:
+            n_train = n_examples  # none held out
 
         def steps(n: int, batch: int) -> int:
             return auto_epochs(n, batch, self._target_steps, self._epoch_range)
@@ -819,9 +817,12 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         return batch_size, plan.epochs(n_train, steps)
 
     def _net_options(self, data: _Labelled) -> dict:
-        """The linear decay of the plan's rate, as an extra callback."""
-        held_out = self.validation_fraction if self.early_stopping else 0.0
-        return self._decay_options(data.n_examples * (1 - held_out))
+        """The linear decay of the plan's rate, as an extra callback; no held-out
+        examples where the plan does not stop early."""
+        stops = self._classifier_plan.early_stopping
+        held_out = self.validation_fraction if stops else 0.0
+        options = self._decay_options(data.n_examples * (1 - held_out))
+        return options if stops else {**options, "validation": False}
 
     def _decay_options(self, per_epoch: float) -> dict:
         """The plan's linear decay over epochs of ``per_epoch`` examples (none when the
@@ -991,14 +992,11 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         temperature = None
         if labels_plan.calibrate and not plan.partial:
             temperature = self._held_out_temperature(dataset)
-        held_out = isinstance(self.net_.train_split, HoldOut) and not plan.partial
-        chosen = temperature is not None or (held_out and not labels_plan.calibrate)
-        if chosen and labels_plan.refit and not plan.continues:
+        if temperature is not None:
             epochs = dict(self.net_.callbacks_)["early_stopping"].best_epoch_
-            if epochs:
+            if labels_plan.refit and not plan.continues and epochs:
                 self.selection_history_ = self.history_
                 self._refit(dataset, data, plan, epochs)
-        if temperature is not None:
             self._scale_scores(temperature)
         del self._classifier_plan
 

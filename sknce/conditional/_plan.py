@@ -204,6 +204,11 @@ class ClassifierPlan:
     refit : bool
         After a fit that held out examples, a new network is trained on every example
         for the epochs the held-out log-likelihood chose.
+    early_stopping : bool
+        A new fit holds out ``validation_fraction`` of the examples and stops early on
+        them: the estimator's ``early_stopping``, except in the compiled multi-label
+        regime, where every row trains for the epochs of ``epoch_rule``
+        (:data:`sknce.conditional._multilabel.STOP_EARLY`).
     params : tuple of (str, object)
         The parameters the plan was resolved from.
     """
@@ -231,6 +236,7 @@ class ClassifierPlan:
     n_jobs: int
     calibrate: bool
     refit: bool
+    early_stopping: bool
     params: tuple
 
     def epochs(self, n_train: int, auto_epochs) -> int:
@@ -524,6 +530,7 @@ def resolve_plan(
         n_jobs=check_n_jobs(estimator.n_jobs),
         calibrate=regime == "linear",
         refit=regime == "linear",
+        early_stopping=bool(estimator.early_stopping),
         params=tuple(_snapshot(estimator).items()),
     )
     return _with_sparse_tables(estimator, facts, plan, optimizer, accelerator_processes)
@@ -579,7 +586,8 @@ def _multilabel_fields(estimator, facts: DataFacts, multilabel: MultilabelPlan) 
         epoch_rule=(ROW_UPDATES, *EPOCH_RANGE) if compiled else (0, 0, 0),
         n_jobs=check_n_jobs(estimator.n_jobs),
         calibrate=False,
-        refit=multilabel.refit,
+        refit=False,
+        early_stopping=bool(estimator.early_stopping) and multilabel.stops_early,
         params=tuple(_snapshot(estimator).items()),
     )
 
