@@ -90,8 +90,8 @@ def _fit(sknce_params: str, gensim_call: str) -> dict:
 
 
 # The NCE fit of fit_nce again, its imports one library at a time (each one's RSS above
-# those before), a torch optimizer (which imports torch._dynamo), then the numba kernels
-# (a fit of three words): where the memory of a fit goes.
+# those before), a torch optimizer as sknce builds it (torch's own imports torch._dynamo),
+# then the numba kernels (a fit of three words): where the memory of a fit goes.
 STAGES = """from bench_words import corpus
 docs = corpus()
 mark('corpus')
@@ -105,7 +105,8 @@ import numba
 mark('numba')
 from sknce import ACEWord2Vec
 mark('import')
-torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)
+from sknce.optim import built_class
+built_class(torch.optim.SGD)([torch.zeros(1, requires_grad=True)], lr=0.1)
 mark('optimizer')
 ACEWord2Vec(adversarial=False, min_count=1, sample=0, max_epochs=1).fit([list('abc')] * 2)
 mark('kernels')
