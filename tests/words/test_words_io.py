@@ -1,6 +1,7 @@
 """Word-vector files: exact round trips, gensim compatibility, hostile files, atomic writes."""
 
 import gzip
+import mmap
 import os
 import stat
 import tracemalloc
@@ -123,7 +124,7 @@ def _rss_file_kib() -> int:
 
 
 @pytest.mark.skipif(
-    not os.path.exists("/proc/self/status") or not hasattr(__import__("mmap"), "MADV_DONTNEED"),
+    not (os.path.exists("/proc/self/status") and hasattr(mmap, "MADV_DONTNEED")),
     reason="reads the process's resident file pages from Linux's /proc/self/status",
 )
 def test_mmap_r_load_leaves_the_matrix_mapped_but_not_resident(tmp_path):
