@@ -149,6 +149,29 @@ def test_the_registries_the_snapshot_reads_are_skorchs():
     assert net._optimizers == ["optimizer"]
 
 
+def test_the_optimizer_is_built_as_skorchs_initialize_optimizer_builds_it():
+    """NCENet's initialize_optimizer replaces skorch's body to build another class for
+    torch's SGD: skorch's must still be these two steps, with the net's arguments."""
+    source = "".join(
+        inspect.getsource(_resolve("skorch.net:NeuralNet.initialize_optimizer")).split()
+    )
+    assert "named_parameters=self.get_all_learnable_params()" in source
+    assert "args,kwargs=self.get_params_for_optimizer('optimizer',named_parameters)" in source
+    assert "self.optimizer_=self.optimizer(*args,**kwargs)" in source
+    net = NCENet(
+        module=_Module,
+        criterion=_Module,
+        seeds=None,
+        optimizer=torch.optim.SGD,
+        optimizer__momentum=0.5,
+        lr=0.3,
+    ).initialize()
+    assert isinstance(net.optimizer_, torch.optim.SGD)
+    (group,) = net.optimizer_.param_groups
+    assert group["momentum"] == 0.5 and group["lr"] == 0.3
+    assert [id(p) for p in group["params"]] == [id(p) for _, p in net.get_all_learnable_params()]
+
+
 def test_the_accelerate_mixin_keeps_its_wrapped_flag():
     source = inspect.getsource(_resolve("skorch.hf:AccelerateMixin"))
     assert "self._wrapped_with_accelerator = True" in source
