@@ -305,12 +305,15 @@ class _Stage:
         self.primary = primary
         self.moves: list[tuple[Path, Path]] = []
         self.open: list[tuple[Path, object, _Checked]] = []
+        self.checks: dict[Path, object] = {}
         self.directory: Path | None = None
 
-    def stream(self, target: Path, compress: bool):
+    def stream(self, target: Path, compress: bool, verify=None):
         """A stream to a new temporary file for ``target``, and its checked stream.
 
         The first is a compressor for a ``.gz``/``.bz2`` target, else the second.
+        ``verify(temporary_path)``, if given, checks the file's content once it is
+        written and read back (an OSError if it is not right).
         """
         tmp = _temp_name(target)
         try:
@@ -322,6 +325,8 @@ class _Stage:
         checked = _Checked(raw)
         self.moves.append((tmp, target))
         self.open.append((tmp, raw, checked))
+        if verify is not None:
+            self.checks[tmp] = verify
         if compress and target.suffix == ".gz":
             import gzip
 
@@ -361,6 +366,8 @@ class _Stage:
                 os.fsync(raw.fileno())
                 raw.close()
                 _verify(tmp, target, checked.size, checked.crc)
+                if tmp in self.checks:
+                    self.checks[tmp](tmp)
             except OSError as exc:
                 raise _write_error(target, exc, target.exists()) from exc
         if self.directory is not None:
@@ -554,7 +561,7 @@ class Transaction:
             raise
 
     @contextlib.contextmanager
-    def stream(self, path: PathType, compress: bool = True):
+    def stream(self, path: PathType, compress: bool = True, verify=None):
         """A binary stream to a temporary file that will replace ``path``.
 
         Parameters
@@ -562,6 +569,10 @@ class Transaction:
         path : str or path-like
         compress : bool, default=True
             Compress a ``.gz``/``.bz2`` target.
+        verify : callable or None, default=None
+            ``verify(written_path)`` raises an ``OSError`` if the file written, read
+            back, is not what it should be (e.g. a pickle cut short); the commit then
+            fails and no target is replaced.
 
         Yields
         ------
@@ -571,7 +582,7 @@ class Transaction:
         path = Path(path)
         with self._failing():
             stage = self._begin(path)
-            stream, checked = stage.stream(path, compress)
+            stream, checked = stage.stream(path, compress, verify)
             with _named(path, stage):
                 try:
                     yield stream

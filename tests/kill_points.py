@@ -235,13 +235,18 @@ class Checkpoint:
         new = {k: v + 1 for k, v in old.items()}
         return (old, 1), (new, 2)
 
-    def save(self, content, directory: Path) -> None:
+    def _set(self, content) -> None:
+        """Give the net the weights and the number of epochs of ``content``."""
         state, epochs = content
         self.net.module_.load_state_dict(state)
         del self.net.history[epochs:]
         while len(self.net.history) < epochs:
             self.net.history.new_epoch()
+            self.net.history.new_batch()  # skorch's file names may quote the last batch
             self.net.history.record("train_loss", 1.0)
+
+    def save(self, content, directory: Path) -> None:
+        self._set(content)
         try:  # as skorch's Checkpoint saves within the net's notify("on_epoch_end")
             from sknce._checkpoints import checkpoint_saves
         except ImportError:  # before sknce._files: each file on its own
@@ -265,6 +270,51 @@ class Checkpoint:
             if all(torch.equal(params[k], v) for k, v in content[0].items()):
                 states.append(found)
         states += ["old" if len(history) == old[1] else "new" if len(history) == new[1] else "?"]
+        return "/".join(states) if len(states) == 2 else "damaged"
+
+
+class CheckpointPickle(Checkpoint):
+    """``Checkpoint(f_pickle=...)``: the epoch's parameters and the pickled net, together."""
+
+    targets = ("params.pt", "net.pkl")
+
+    def make(self):
+        from skorch.callbacks import Checkpoint as Callback
+
+        contents = super().make()
+        self.callback = Callback(monitor=None, f_params="params.pt", f_optimizer=None,
+                                 f_criterion=None, f_history=None, f_pickle="net.pkl")  # fmt: skip
+        self.net.callbacks_ = [*self.net.callbacks_, ("checkpoint", self.callback)]
+        return contents
+
+    def save(self, content, directory: Path) -> None:
+        from sknce._checkpoints import checkpoint_saves
+
+        self._set(content)
+        self.callback.dirname = str(directory)
+        with checkpoint_saves(self.net, "on_epoch_end"):  # as the net notifies its callbacks
+            self.callback.save_model(self.net)
+
+    def state(self, directory: Path, old, new) -> str:
+        import pickle
+
+        import torch
+
+        for name in self.targets:
+            _recover(directory / name)
+        try:
+            params = torch.load(directory / "params.pt", weights_only=True)
+            with open(directory / "net.pkl", "rb") as f:
+                pickled = pickle.load(f)
+        except Exception as error:
+            return f"error: {type(error).__name__}: {error}"
+        states = []
+        for found in (params, pickled.module_.state_dict()):
+            for content, name in ((old, "old"), (new, "new")):
+                if all(torch.equal(found[k], v) for k, v in content[0].items()):
+                    states.append(name)
+        if len(pickled.history) != (old if states[-1:] == ["old"] else new)[1]:
+            states.append("history of another save")
         return "/".join(states) if len(states) == 2 else "damaged"
 
 
@@ -330,6 +380,7 @@ WRITERS = {
     "fasttext": FastText,
     "chunks": Chunks,
     "checkpoint": Checkpoint,
+    "checkpoint-pickle": CheckpointPickle,
     "onnx": Onnx,
 }
 

@@ -29,6 +29,7 @@ WRITERS = {
     "fasttext": (10, {"old", "new"}),
     "chunks": (20, {"old/old", "new/old", "new/new"}),
     "checkpoint": (20, {"old/old", "new/new"}),
+    "checkpoint-pickle": (20, {"old/old", "new/new"}),
     "onnx": (20, {"old", "new"}),
 }
 
