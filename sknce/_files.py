@@ -63,6 +63,7 @@ _TEMP = re.compile(
     r"^\.(?P<target>.+)\.(?P<host>[0-9a-f]{8})-(?P<pid>\d+)-[0-9a-f]{8}\.(tmp|bak)$"
 )
 _JOURNAL_SUFFIX = ".sknce-journal"
+_ROLLBACK_SUFFIX = ".sknce-rollback"
 _JOURNAL_FORMAT = "sknce.replace_together"
 _READ_BYTES = 1 << 20
 #: What to do about a failed write, by errno.
@@ -147,19 +148,22 @@ def _belongs(name: str, targets) -> bool:
     return targets is None or any(name == t or name.startswith(t + ".") for t in targets)
 
 
-def _journal_path(primary: Path) -> Path:
-    return primary.with_name(f".{primary.name}{_JOURNAL_SUFFIX}")
+def _journal_path(primary: Path, suffix: str = _JOURNAL_SUFFIX) -> Path:
+    return primary.with_name(f".{primary.name}{suffix}")
 
 
 def recover(*paths: PathType) -> None:
     """Finish a killed :func:`replace_together` of ``paths``, and remove stale temporaries.
 
     Called by every save before it writes and by every load before it reads. If a
-    save of these files was killed between its renames (its journal remains and its
-    process no longer runs), the renames it had not done are done now, so the files
-    are all of that save. Then the temporary files of killed saves of each path are
-    removed (:func:`remove_stale`). Errors of the file system are ignored here (a
-    read-only directory): the load that follows reports what it finds.
+    save of these files was killed while it switched them (its journal remains and
+    its process no longer runs), the switch is finished: the renames it had not done
+    are done now, or, if it was rolling back after a failed rename (its journal was
+    renamed to a rollback journal first), the files it had replaced get their
+    previous content back. Either way the files are all of one save. Then the
+    temporary files of killed saves of each path are removed (:func:`remove_stale`).
+    Errors of the file system are ignored here (a read-only directory): the load
+    that follows reports what it finds.
 
     Parameters
     ----------
@@ -169,23 +173,52 @@ def recover(*paths: PathType) -> None:
     if not paths:
         return
     primary = Path(paths[0])
-    journal = _journal_path(primary)
+    journals = [_journal_path(primary, _ROLLBACK_SUFFIX), _journal_path(primary)]
     with contextlib.suppress(OSError):
-        record = _read_journal(journal)
-        if record is not None and not _alive(record["host"], record["pid"]):
-            for tmp, target in record["moves"]:
-                if os.path.lexists(tmp):
-                    os.replace(tmp, target)
-                    _sync_directory(Path(target).parent)
+        for journal in journals:
+            record = _read_journal(journal)
+            if record is None or _alive(record["host"], record["pid"]):
+                continue
+            if journal.name.endswith(_ROLLBACK_SUFFIX):
+                _roll_back(record["moves"])
+            else:
+                _roll_forward(record["moves"])
             journal.unlink()
             _sync_directory(journal.parent)
-    if os.path.lexists(journal):
+            break
+    if any(os.path.lexists(journal) for journal in journals):
         return  # a save still running, or one not finished: its temporaries stay
-    by_directory: dict[Path, set[str]] = {journal.parent: {journal.name}}
+    by_directory: dict[Path, set[str]] = {primary.parent: {j.name for j in journals}}
     for path in map(Path, paths):
         by_directory.setdefault(path.parent, set()).add(path.name)
     for directory, names in by_directory.items():
         remove_stale(directory, names)
+
+
+def _roll_forward(moves) -> None:
+    """Do the renames of a switch that are not done yet (their temporary file remains)."""
+    for tmp, target, _ in moves:
+        if os.path.lexists(tmp):
+            os.replace(tmp, target)
+            _sync_directory(target.parent)
+
+
+def _roll_back(moves) -> None:
+    """Give each target that a switch replaced its previous content back (or remove it).
+
+    A target was replaced when its temporary file is gone (a switch removes its
+    temporaries only once the rollback is over). Each step can be run again: a
+    rollback killed half way is finished by running it once more.
+    """
+    for tmp, target, backup in reversed(moves):
+        if os.path.lexists(tmp):
+            continue  # not renamed over its target: the target is as it was
+        with contextlib.suppress(FileNotFoundError):
+            if backup is None:  # the target did not exist before the switch
+                os.unlink(target)
+            elif os.path.lexists(backup):
+                os.replace(backup, target)
+        _sync_directory(target.parent)
 
 
 def _read_journal(journal: Path) -> dict | None:
@@ -198,7 +231,11 @@ def _read_journal(journal: Path) -> dict | None:
         record = json.loads(raw.decode("utf8"))
         if record.get("format") != _JOURNAL_FORMAT:
             raise ValueError
-        moves = [(str(tmp), str(target)) for tmp, target in record["moves"]]
+        moves = []
+        for move in record["moves"]:
+            # [temporary, target, backup or null]; saves before backups were listed: 2
+            tmp, target, backup = (*move, None) if len(move) == 2 else move
+            moves.append((Path(tmp), Path(target), None if backup is None else Path(backup)))
         return {"host": str(record["host"]), "pid": int(record["pid"]), "moves": moves}
     except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError):
         # Written whole by a rename, so only a hand edit damages it: nothing to finish.
@@ -433,48 +470,63 @@ def _keep_mode(tmp: Path, target: Path) -> None:
 def _switch_with_journal(moves: list[tuple[Path, Path]], journal: Path) -> None:
     """Rename files over their targets behind a journal (see the module docstring).
 
-    If a rename fails, the targets already replaced get their previous content back
-    from hard-linked backups (those that did not exist are removed).
+    The journal lists each rename with the hard-linked backup of the target it
+    replaces. If a rename fails, the journal is first renamed to a rollback journal,
+    then the targets already replaced get their previous content back from their
+    backups (those that did not exist are removed); the temporary files and backups
+    are removed only after the journal. So a process killed at any point, even
+    during the rollback, leaves a journal that :func:`recover` finishes in the same
+    direction: every target old, or every target new.
     """
+    plan = [(tmp, target, _temp_name(target, "bak") if target.exists() else None)
+            for tmp, target in moves]  # fmt: skip
     record = {
         "format": _JOURNAL_FORMAT,
         "host": _HOST,
         "pid": os.getpid(),
-        "moves": [[str(tmp), str(target)] for tmp, target in moves],
+        "moves": [[str(t), str(g), None if b is None else str(b)] for t, g, b in plan],
     }
-    backups: dict[Path, Path] = {}
-    done: list[Path] = []
+    failure = None
     with _interrupts_deferred():
         _write_small(journal, json.dumps(record).encode("utf8"))
         try:
-            for tmp, target in moves:
-                if target.exists():
+            for tmp, target, backup in plan:
+                if backup is not None:
                     _keep_mode(tmp, target)
-                    backup = _temp_name(target, "bak")
-                    with contextlib.suppress(OSError):  # no hard links: no rollback
+                    with contextlib.suppress(OSError):  # no hard links: no rollback for it
                         os.link(target, backup)
-                        backups[target] = backup
                 os.replace(tmp, target)
-                done.append(target)
-        except BaseException:
-            for tmp, _ in moves:
-                with contextlib.suppress(OSError):
-                    tmp.unlink()
-            for target in reversed(done):
-                with contextlib.suppress(OSError):
-                    if target in backups:
-                        os.replace(backups.pop(target), target)
-                    else:
-                        target.unlink()
-            raise
-        finally:
-            for directory in {target.parent for _, target in moves}:
-                _sync_directory(directory)
+        except BaseException as exc:
+            failure = exc
+            journal = _rolling_back(journal)
             with contextlib.suppress(OSError):
-                journal.unlink()
-            for backup in backups.values():
-                with contextlib.suppress(OSError):
-                    backup.unlink()
+                _roll_back(plan)
+        for directory in {target.parent for _, target in moves}:
+            _sync_directory(directory)
+        with contextlib.suppress(OSError):
+            journal.unlink()
+        for tmp, _, backup in plan:
+            for leftover in (tmp, backup):
+                if leftover is not None and os.path.lexists(leftover):
+                    with contextlib.suppress(OSError):
+                        os.unlink(leftover)
+    if failure is not None:
+        raise failure
+
+
+def _rolling_back(journal: Path) -> Path:
+    """Rename the journal to the rollback journal, so that :func:`recover` rolls back.
+
+    If that rename fails too, the rollback runs all the same (unrecorded: only a
+    kill during it would then leave the files mixed).
+    """
+    rollback = journal.with_name(journal.name[: -len(_JOURNAL_SUFFIX)] + _ROLLBACK_SUFFIX)
+    try:
+        os.replace(journal, rollback)
+    except OSError:
+        return journal
+    _sync_directory(journal.parent)
+    return rollback
 
 
 def _write_small(path: Path, data: bytes) -> None:
