@@ -423,6 +423,10 @@ def _save_in_child(writer, new, directory: Path, k: int, report: int, fail_renam
     os._exit(3 if fail_rename else 0)
 
 
+#: the writers of several files, whose switch can fail half way and roll back
+PAIRS = ["native", "word2vec-vocab", "checkpoint", "checkpoint-pickle", "onnx"]
+
+
 def main(writer_name: str, directory: str, fail_rename: bool = False, limit: int = 400):
     writer = WRITERS[writer_name]()
     directory = Path(directory)

@@ -22,6 +22,8 @@ from skorch.callbacks import Callback, Checkpoint, TrainEndCheckpoint
 from sknce import ConditionalNCEClassifier, _files
 from sknce._checkpoints import _whole_pickle
 
+pytestmark = pytest.mark.attack("Checkpoint saves")
+
 X = np.random.default_rng(0).normal(size=(40, 4)).astype(np.float32)
 Y = np.arange(40) % 3
 FILES = ["criterion.pt", "history.json", "net.pkl", "optimizer.pt", "params.pt"]

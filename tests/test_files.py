@@ -24,6 +24,8 @@ from sknce._files import (
     staged_files,
 )
 
+pytestmark = pytest.mark.attack("Writing files: the one write path")
+
 
 @pytest.fixture
 def dead_pid():

@@ -20,6 +20,8 @@ import pytest
 from sknce.datasets import NpzChunks, save_npz_chunks
 from sknce.words import SubwordVectors, WordVectors
 
+pytestmark = pytest.mark.attack("A full disk")
+
 SIZE_KIB = 512
 
 

@@ -15,12 +15,17 @@ import subprocess
 import sys
 from pathlib import Path
 
+import kill_points
 import pytest
 
-pytestmark = pytest.mark.skipif(
-    not hasattr(os, "fork"), reason="the kill points are reached in forked processes"
-)
+pytestmark = [
+    pytest.mark.attack("Killed saves"),
+    pytest.mark.skipif(
+        not hasattr(os, "fork"), reason="the kill points are reached in forked processes"
+    ),
+]
 DRIVER = Path(__file__).with_name("kill_points.py")
+PAIRS = kill_points.PAIRS
 ROOT = Path(__file__).resolve().parents[1]
 
 # writer: (fewest kill points expected, the states a kill may leave)
@@ -34,10 +39,6 @@ WRITERS = {
     "checkpoint-pickle": (20, {"old/old", "new/new"}),
     "onnx": (20, {"old", "new"}),
 }
-
-
-#: the writers of several files, whose switch can fail half way and roll back
-PAIRS = ["native", "word2vec-vocab", "checkpoint", "checkpoint-pickle", "onnx"]
 
 
 def _kill_points(writer, directory, *options):
