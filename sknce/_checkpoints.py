@@ -146,12 +146,16 @@ def _pickles_through(net, transaction: Transaction):
     skorch's ``Checkpoint.save_model`` opens the ``f_pickle`` path itself (a full disk
     leaves the pickle truncated and the previous one lost) unless ``f_pickle`` is a
     file object, which it writes to as it is. So each path is replaced, for the event,
-    by a :class:`_PickleFile` writing to the event's transaction.
+    by a :class:`_PickleFile` writing to the event's transaction (in checkpoints that
+    save as skorch's ``Checkpoint`` does, not in subclasses with a ``save_model`` of
+    their own).
     """
     swapped = []
     for checkpoint in _checkpoints_of(net):
         target = checkpoint.f_pickle
-        if target and isinstance(target, (str, pathlib.Path)):
+        # A subclass with its own save_model may read f_pickle as a path: left as it is.
+        ours = type(checkpoint).save_model is Checkpoint.save_model
+        if ours and target and isinstance(target, (str, pathlib.Path)):
             checkpoint.f_pickle = _PickleFile(target, checkpoint, net, transaction)
             swapped.append((checkpoint, target))
     try:

@@ -162,6 +162,21 @@ def test_a_file_object_is_left_to_skorch():
     assert [len(pickle.load(written).history) for _ in range(2)] == [1, 2]
 
 
+class _Logged(Checkpoint):
+    """A checkpoint that reads ``f_pickle`` as a path in its own ``save_model``."""
+
+    def save_model(self, net):
+        super().save_model(net)
+        self.logged = os.path.getsize(self._format_target(net, self.f_pickle, -1))
+
+
+def test_a_subclass_with_its_own_save_model_keeps_its_path(tmp_path):
+    checkpoint = _Logged(dirname=str(tmp_path), monitor=None, f_pickle="net.pkl")
+    ConditionalNCEClassifier(hidden_layer_sizes=(4,), max_epochs=1, random_state=0,
+                             callbacks=[checkpoint]).fit(X, Y)  # fmt: skip
+    assert checkpoint.logged == (tmp_path / "net.pkl").stat().st_size > 0
+
+
 def test_a_train_end_checkpoint_pickles_through_the_same_path(tmp_path, monkeypatch):
     end = TrainEndCheckpoint(dirname=str(tmp_path), f_pickle="end.pkl")
     clf = ConditionalNCEClassifier(hidden_layer_sizes=(4,), max_epochs=2, random_state=0,
