@@ -1156,6 +1156,13 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
     def _optimizer_class(self) -> type:
         return self._classifier_plan.optimizer
 
+    def _optimizer_options(self) -> dict:
+        """The user's options, and the plan's damping as RowAdagrad's ``eps``."""
+        options = super()._optimizer_options()
+        if self._classifier_plan.damping:
+            options["eps"] = self._classifier_plan.damping
+        return options
+
     def fit(self, X, y=None, sample_weight=None) -> ConditionalNCEClassifier:
         """Fit the model by NCE (or the full softmax for ``objective="mle"``).
 
