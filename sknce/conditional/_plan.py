@@ -91,9 +91,9 @@ LINEAR_EPOCH_RANGE = (3, 50)
 #: to the root of the accumulators (RowAdagrad's ``eps``) and ``LINEAR_SGD_LR`` times
 #: it to the rate, so the update moves continuously from AdaGrad (few classes) to SGD
 #: at rate ``LINEAR_SGD_LR`` (many).
-LINEAR_DAMPING_CLASSES = 300
-LINEAR_DAMPING_POWER = 3
-LINEAR_SGD_LR = 7.0
+LINEAR_DAMPING_CLASSES = 350
+LINEAR_DAMPING_POWER = 4
+LINEAR_SGD_LR = 9.0
 
 #: The classifier's parameters a plan is resolved from (its snapshot).
 _PLAN_PARAMS = (
