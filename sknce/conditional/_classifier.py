@@ -368,7 +368,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         :class:`~sknce.optim.RowAdagrad` (or SGD), 8 over the square root of that
         mean, within [0.25, 4] (a row of the unit-norm weighted input sums to
         about that root, so each example's scores move alike), plus 9 times the
-        damping ``(n_classes / 350) ** 4`` that RowAdagrad then adds to the root of
+        damping ``(n_classes / 350) ** 6`` that RowAdagrad then adds to the root of
         its accumulators (its ``eps``): AdaGrad with few classes, moving
         continuously to SGD at rate 9 with many; each decaying linearly to
         0.01% of it over ``max_epochs`` (fastText's and word2vec's schedule;

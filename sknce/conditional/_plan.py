@@ -92,7 +92,7 @@ LINEAR_EPOCH_RANGE = (3, 50)
 #: it to the rate, so the update moves continuously from AdaGrad (few classes) to SGD
 #: at rate ``LINEAR_SGD_LR`` (many).
 LINEAR_DAMPING_CLASSES = 350
-LINEAR_DAMPING_POWER = 4
+LINEAR_DAMPING_POWER = 6
 LINEAR_SGD_LR = 9.0
 
 #: The classifier's parameters a plan is resolved from (its snapshot).
