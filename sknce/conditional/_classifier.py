@@ -426,7 +426,10 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         compiled-step thread, and one torch thread while a step is small (as at the
         defaults); ``-1`` all the cores. With more than one the compiled steps'
         threads update shared rows without locks (Hogwild, as fastText's), and a fit
-        is no longer bit-reproducible. See :ref:`threads`.
+        is no longer bit-reproducible. The linear model's step takes one thread per
+        10,000 multiply-adds of an example's scores (stored entries times
+        ``n_classes``) at most, where more threads contend for the same rows instead
+        of sharing the work (``plan_.n_jobs``). See :ref:`threads`.
     accelerator : accelerate.Accelerator or None, default=None
         Train data-parallel over the processes of ``accelerate launch`` (or
         ``torchrun``), on the accelerator's device and in its mixed precision: every

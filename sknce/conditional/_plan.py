@@ -37,7 +37,14 @@ from sknce._checks import _differs, check_n_jobs
 from sknce.conditional._multilabel import EPOCH_RANGE, ROW_UPDATES, MultilabelPlan
 from sknce.optim import LazyAdam, RowAdagrad
 
-__all__ = ["ClassifierPlan", "DataFacts", "linear_damping", "linear_fits", "resolve_plan"]
+__all__ = [
+    "ClassifierPlan",
+    "DataFacts",
+    "linear_damping",
+    "linear_fits",
+    "linear_threads",
+    "resolve_plan",
+]
 
 #: ``sparse_embeddings="auto"``: sparse tables once they have this many times the rows a
 #: training step reads (below, a lazy update of the rows touched costs more than a dense
@@ -91,6 +98,11 @@ LINEAR_EPOCH_RANGE = (3, 50)
 #: to the root of the accumulators (RowAdagrad's ``eps``) and ``LINEAR_SGD_LR`` times
 #: it to the rate, so the update moves continuously from AdaGrad (few classes) to SGD
 #: at rate ``LINEAR_SGD_LR`` (many).
+#: The linear kernel's threads: one per ``LINEAR_THREAD_WORK`` multiply-adds of an
+#: example's scores (``entries * n_classes``), at most ``n_jobs``. Below, Hogwild's
+#: threads contend for the same rows (the biases, the frequent features) more than they
+#: share the work.
+LINEAR_THREAD_WORK = 10_000
 LINEAR_DAMPING_CLASSES = 350
 LINEAR_DAMPING_POWER = 6
 LINEAR_SGD_LR = 9.0
@@ -219,6 +231,9 @@ class ClassifierPlan:
     damping : float
         Added to the root of RowAdagrad's accumulators (its ``eps``) in the linear
         regime (:func:`linear_damping`); 0: RowAdagrad's own.
+    max_threads : int
+        The most threads that pay for the compiled step (:func:`linear_threads`);
+        ``n_jobs`` is at most this; 0: no bound.
     """
 
     regime: str
@@ -246,6 +261,7 @@ class ClassifierPlan:
     refit: bool
     params: tuple
     damping: float = 0.0
+    max_threads: int = 0
 
     def epochs(self, n_train: int, auto_epochs) -> int:
         """The epochs of a fit on ``n_train`` training examples.
@@ -328,8 +344,9 @@ class ClassifierPlan:
             raise ValueError(message)
         params = dict(self.params)
         now = _snapshot(estimator)
+        n_jobs = check_n_jobs(now["n_jobs"])
         changes: dict = {
-            "n_jobs": check_n_jobs(now["n_jobs"]),
+            "n_jobs": min(n_jobs, self.max_threads) if self.max_threads else n_jobs,
             "params": tuple(now.items()),
             "lr": self.auto_lr if now["lr"] == "auto" else float(now["lr"]),
             "max_epochs": None if estimator.max_epochs == "auto" else estimator.max_epochs,
@@ -397,6 +414,25 @@ def linear_damping(n_classes: int) -> float:
     float
     """
     return float((n_classes / LINEAR_DAMPING_CLASSES) ** LINEAR_DAMPING_POWER)
+
+
+def linear_threads(n_classes: int, entries: float) -> int:
+    """The most threads that pay for the linear model's compiled step.
+
+    One per ``LINEAR_THREAD_WORK`` multiply-adds of an example's scores
+    (``entries * n_classes``), at least one.
+
+    Parameters
+    ----------
+    n_classes : int
+    entries : float
+        Mean stored entries per row.
+
+    Returns
+    -------
+    int
+    """
+    return max(1, int(entries * n_classes // LINEAR_THREAD_WORK))
 
 
 def _sparse_optimizer(optimizer: type, kwargs: dict) -> type | None:
@@ -485,7 +521,7 @@ def resolve_plan(
     kwargs = dict(estimator.optimizer_kwargs or {})
     n_classes = facts.n_classes
     objective = "ova" if facts.multilabel else estimator.objective
-    margin, exhaustive, n_negatives, damping = 0.0, False, 0, 0.0
+    margin, exhaustive, n_negatives, damping, max_threads = 0.0, False, 0, 0.0, 0
     bag = None
     if facts.entries is not None:
         bag = estimator.bag
@@ -506,6 +542,8 @@ def resolve_plan(
         width = n_classes
         if kernel and optimizer is RowAdagrad and estimator.lr == "auto":
             damping = linear_damping(n_classes)
+        if kernel:
+            max_threads = linear_threads(n_classes, facts.entries)
         epoch_rule = (LINEAR_EXAMPLES, *LINEAR_EPOCH_RANGE)
     elif (
         regime == "bag"
@@ -562,7 +600,10 @@ def resolve_plan(
         refit=regime == "linear",
         params=tuple(_snapshot(estimator).items()),
         damping=damping,
+        max_threads=max_threads,
     )
+    if max_threads:
+        plan["n_jobs"] = min(plan["n_jobs"], max_threads)
     return _with_sparse_tables(estimator, facts, plan, optimizer, accelerator_processes)
 
 

@@ -20,7 +20,13 @@ from sklearn.pipeline import make_pipeline
 import sknce.conditional._plan as plan_module
 from sknce import ConditionalNCEClassifier
 from sknce.conditional._kernel_step import BagRankingStep, LinearSoftmaxStep
-from sknce.conditional._plan import DataFacts, linear_damping, linear_fits, resolve_plan
+from sknce.conditional._plan import (
+    DataFacts,
+    linear_damping,
+    linear_fits,
+    linear_threads,
+    resolve_plan,
+)
 from sknce.losses import MarginSoftmaxLoss, RankingNCELoss
 from sknce.nn import BagEncoder, BagWeighting, LabelScorer, LinearLabelScorer
 from sknce.optim import LazyAdam, RowAdagrad
@@ -129,6 +135,27 @@ def test_the_damping_moves_the_update_from_adagrad_to_sgd_continuously():
     assert np.all(np.abs(np.diff(np.log(rates), axis=0)) < 0.05)
     assert np.all(np.diff(rates[:, 0]) < 0) and np.all(np.diff(rates[:, 1]) > 0)
     assert np.all(np.diff([linear_damping(k) for k in counts]) > 0)
+
+
+def test_the_linear_step_takes_the_threads_that_pay_at_most_n_jobs():
+    work = plan_module.LINEAR_THREAD_WORK
+    assert linear_threads(1, 0.5) == 1  # at least one
+    assert linear_threads(100, 2 * work / 100 - 0.01) == 1
+    assert linear_threads(100, 2 * work / 100) == 2
+    assert linear_threads(1000, 3 * work / 1000) == 3
+
+    def threads(n_classes, n_jobs):
+        est = ConditionalNCEClassifier(n_jobs=n_jobs)
+        return resolve_plan(est, _facts(n_classes, entries=work / 100)).n_jobs
+
+    assert threads(199, 4) == 1 and threads(200, 4) == 2 and threads(200, 1) == 1
+    assert threads(400, 2) == 2 and threads(400, 8) == 4
+    # the factored bag's step keeps n_jobs
+    bag = resolve_plan(
+        ConditionalNCEClassifier(n_jobs=4),
+        _facts(50, n_features=plan_module.LINEAR_MAX_WEIGHTS, entries=work / 100),
+    )
+    assert bag.regime == "bag" and bag.n_jobs == 4 and bag.max_threads == 0
 
 
 def test_the_damping_is_the_auto_rates_alone():
@@ -322,7 +349,9 @@ def test_honoured_changes_take_effect_in_the_continued_fit(linear_fit):
     assert clf.continue_refusal() is None
     clf.fit(X, y)
     assert clf.plan_.lr == 0.05 and clf.net_.lr == 0.05
-    assert clf.plan_.n_jobs == 2 and clf.net_.step_.n_jobs == 2
+    # n_jobs, within the threads that pay for this small model
+    threads = min(2, clf.plan_.max_threads)
+    assert clf.plan_.n_jobs == threads and clf.net_.step_.n_jobs == threads
     assert clf.net_.batch_size == 64 and clf.plan_.batch_size == 64
     # lr back to "auto": the rate the plan resolved from the data
     clf.set_params(lr="auto").partial_fit(X, y)
