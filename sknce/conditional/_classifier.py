@@ -370,7 +370,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         about that root, so each example's scores move alike), plus 9 times the
         damping ``(n_classes / 350) ** 6`` that RowAdagrad then adds to the root of
         its accumulators (its ``eps``): AdaGrad with few classes, moving
-        continuously to SGD at rate 9 with many; each decaying linearly to
+        continuously to SGD at that rate with many; each decaying linearly to
         0.01% of it over ``max_epochs`` (fastText's and word2vec's schedule;
         ``partial_fit`` calls count as epochs; no decay with an ``LRScheduler``
         callback or a given ``lr``); else 1e-3.
