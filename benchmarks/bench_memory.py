@@ -90,8 +90,8 @@ def _fit(sknce_params: str, gensim_call: str) -> dict:
 
 
 # The NCE fit of fit_nce again, its imports one library at a time (each one's RSS above
-# those before), a torch optimizer (which imports torch._dynamo), then the numba kernels
-# (a fit of three words): where the memory of a fit goes.
+# those before), a torch optimizer as sknce builds it (torch's own imports torch._dynamo),
+# then the numba kernels (a fit of three words): where the memory of a fit goes.
 STAGES = """from bench_words import corpus
 docs = corpus()
 mark('corpus')
@@ -105,12 +105,35 @@ import numba
 mark('numba')
 from sknce import ACEWord2Vec
 mark('import')
-torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)
+from sknce._untraced import built_class
+built_class(torch.optim.SGD)([torch.zeros(1, requires_grad=True)], lr=0.1)
 mark('optimizer')
 ACEWord2Vec(adversarial=False, min_count=1, sample=0, max_epochs=1).fit([list('abc')] * 2)
 mark('kernels')
 ACEWord2Vec(max_epochs=epochs, random_state=0, **FIT, adversarial=False).fit(docs)
 mark('fit')"""
+# What a fit without torch, skorch and sknce's estimator modules would still hold before
+# its data: the corpus, scikit-learn (an estimator's base class), numba and the first
+# calls of the NCE fit's three compiled kernels (loaded from numba's cache with a fit's
+# types: a compile would cost more). A floor to compare with the 2x line, not a trainer;
+# the fit's own data adds what fit_nce_stages measures after 'kernels'.
+FLOOR = """from bench_words import corpus
+docs = corpus()
+mark('corpus')
+import sklearn.base
+mark('sklearn')
+import numpy as np
+from sknce.words import _kernels as kernels
+mark('numba')
+f32, i64 = np.float32, np.int64
+w = np.zeros((3, 4), f32)
+kernels.window_contexts(np.arange(3, dtype=i64), np.zeros(3, np.int32), np.ones(3, i64), 1, 0, 3)
+neg = kernels.sample_alias(np.ones(3), np.arange(3, dtype=i64), 2, 2, 0)
+kernels.sgd_pairs(w, w.copy(), np.arange(2, dtype=i64), np.arange(2, dtype=i64), neg,
+                  np.ones((2, 2), f32), np.zeros(3, f32), 0.025, 0.025)
+for kernel in (kernels.sgd_pairs, kernels.window_contexts, kernels.sample_alias):
+    assert not kernel.stats.cache_misses, f'{kernel.__name__} was compiled, not loaded'
+mark('fit')  # the kernels' first calls: this case's timed step"""
 W2V = "Word2Vec(docs, sg=1, epochs=epochs, seed=0, **GENSIM_FIT)"
 FT = "FastText(docs, sg=1, epochs=epochs, seed=0, bucket=2_000_000, **GENSIM_FIT)"
 # case -> (step, what, {system: the child's code}); the code runs with ``tmp`` (the
@@ -170,6 +193,11 @@ CASES = {
         "fit",
         "word2vec skip-gram NCE, by stage",
         {"sknce": STAGES, "gensim": _fit("", W2V)["gensim"]},
+    ),
+    "fit_floor_without_torch": (
+        "fit",
+        "word2vec NCE's imports and kernels without torch (not a fit)",
+        {"sknce": FLOOR, "gensim": _fit("", W2V)["gensim"]},
     ),
     "fit_ace": ("fit", "word2vec skip-gram ACE", _fit("adversarial=True", W2V)),
     "fit_subwords": (

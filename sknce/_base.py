@@ -90,6 +90,7 @@ from sknce._engine import HoldOut, NCENet, resolve_device
 from sknce._random import Seeds, seeded_init
 from sknce._steps import AutogradStep, Miner, TrainStep
 from sknce._threads import ThreadPlan, inference_work, thread_scope
+from sknce._untraced import built_class
 from sknce._validation import check_sortable_labels
 from sknce._warnings import warn_caller
 from sknce._weights import WeightedSampler, check_weighted_examples, row_weights, unit_mean
@@ -485,7 +486,9 @@ class BaseNCE(BaseEstimator):
         # The optimizer checks its values when built: build one on a stand-in parameter,
         # so that a bad value is named here rather than deep inside the fit.
         try:
-            optimizer([torch.zeros(1, requires_grad=True)], lr=self._fit_lr(), **kwargs)
+            built_class(optimizer)(
+                [torch.zeros(1, requires_grad=True)], lr=self._fit_lr(), **kwargs
+            )
         except (ValueError, TypeError) as error:
             raise ValueError(
                 f"optimizer_kwargs={kwargs!r} with lr={self._fit_lr()} are not valid options of "

@@ -14,10 +14,15 @@ network like this one: the same parameter names and shapes, and the same
 from __future__ import annotations
 
 import contextlib
+import copy
+import errno
 import hashlib
 import io
 import json
 import os
+import pathlib
+import pickletools
+import sys
 import tempfile
 import weakref
 from collections.abc import Iterable, Sequence
@@ -106,8 +111,11 @@ def checkpoint_saves(net, method_name: str):
         return
     transaction = _PENDING[net] = Transaction()
     try:
-        yield
+        with _pickles_through(net, transaction):
+            yield
     except BaseException as stop:
+        if stop is transaction.error:  # the net's pickle could not be written
+            _commit(transaction)
         # A later callback stopped the fit (a KeyboardInterrupt ends it gracefully):
         # the files saved before it are whole, and are kept as skorch keeps them.
         try:
@@ -118,6 +126,109 @@ def checkpoint_saves(net, method_name: str):
     finally:
         _PENDING.pop(net, None)
     _commit(transaction)
+
+
+def _checkpoints_of(net) -> list[Checkpoint]:
+    """The ``Checkpoint`` callbacks of ``net``, those inside a ``TrainEndCheckpoint`` too."""
+    found = []
+    for _, callback in getattr(net, "callbacks_", ()):
+        if isinstance(callback, TrainEndCheckpoint):
+            callback = getattr(callback, "checkpoint_", None)
+        if isinstance(callback, Checkpoint):
+            found.append(callback)
+    return found
+
+
+@contextlib.contextmanager
+def _pickles_through(net, transaction: Transaction):
+    """For one event, ``Checkpoint(f_pickle=...)`` pickles the net into ``transaction``.
+
+    skorch's ``Checkpoint.save_model`` opens the ``f_pickle`` path itself (a full disk
+    leaves the pickle truncated and the previous one lost) unless ``f_pickle`` is a
+    file object, which it writes to as it is. So each path is replaced, for the event,
+    by a :class:`_PickleFile` writing to the event's transaction (in checkpoints that
+    save as skorch's ``Checkpoint`` does, not in subclasses with a ``save_model`` of
+    their own).
+    """
+    swapped = []
+    for checkpoint in _checkpoints_of(net):
+        target = checkpoint.f_pickle
+        # A subclass with its own save_model may read f_pickle as a path: left as it is.
+        ours = type(checkpoint).save_model is Checkpoint.save_model
+        if ours and target and isinstance(target, (str, pathlib.Path)):
+            checkpoint.f_pickle = _PickleFile(target, checkpoint, net, transaction)
+            swapped.append((checkpoint, target))
+    try:
+        yield
+    finally:
+        for checkpoint, target in swapped:
+            checkpoint.f_pickle = target
+
+
+def _whole_pickle(path) -> None:
+    """Raise an OSError unless ``path`` holds one pickle, ended by its STOP opcode.
+
+    Reads the opcodes without running them: a pickling that failed half way (an
+    object that cannot be pickled) leaves a pickle without its end.
+    """
+    last = None
+    with open(path, "rb") as f:
+        try:
+            for opcode, _, _ in pickletools.genops(f):
+                last = opcode.name
+        except ValueError:  # cut short inside an opcode
+            last = None
+        if last != "STOP" or f.read(1):
+            raise OSError(
+                errno.EIO, "it does not hold a whole pickle (the pickling stopped before its end)"
+            )
+
+
+class _PickleFile:
+    """The file object skorch's ``Checkpoint`` pickles the net into, for one event.
+
+    Its bytes go to a verified temporary file of the event's transaction, which
+    replaces the pickle together with the epoch's other files (or, if anything
+    failed, leaves the previous ones). Pickled itself (the net holds its
+    checkpoints), it is the user's ``f_pickle`` again.
+    """
+
+    def __init__(self, target, checkpoint, net, transaction: Transaction) -> None:
+        self.target = target
+        self._checkpoint = checkpoint
+        self._net = net
+        self._transaction = transaction
+        self._stack: contextlib.ExitStack | None = None
+        self._stream = None
+
+    def __reduce__(self):
+        return copy.copy, (self.target,)
+
+    def _open(self) -> None:
+        path = self._checkpoint._format_target(self._net, self.target, -1)
+        self._stack = contextlib.ExitStack()
+        self._stream = self._stack.enter_context(
+            self._transaction.stream(path, compress=False, verify=_whole_pickle)
+        )
+
+    def write(self, data) -> int:
+        if self._stream is None:
+            self._open()
+        try:
+            return self._stream.write(data)
+        except BaseException:
+            # The transaction's stream names the file and marks the save failed.
+            stack, self._stack = self._stack, None
+            stack.__exit__(*sys.exc_info())
+            raise
+
+    def close(self) -> None:
+        """End the file: whole or not, :func:`_whole_pickle` decides at the commit."""
+        if self._stream is None:
+            self._open()  # nothing pickled yet: an empty file, refused at the commit
+        stack, self._stack = self._stack, None
+        if stack is not None:
+            stack.close()
 
 
 def _commit(transaction: Transaction) -> None:

@@ -20,6 +20,8 @@ import scipy.sparse as sp
 import torch
 from joblib import effective_n_jobs
 
+from sknce._untraced import built_class
+
 __all__ = [
     "APPLIED",
     "FIXED",
@@ -506,7 +508,7 @@ def _first_step_error(optimizer: type, kwargs: dict, lr: float, sparse: bool) ->
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # what the stand-in's step says is not the fit's
-            step = optimizer(table.parameters(), lr=lr, **kwargs)
+            step = built_class(optimizer)(table.parameters(), lr=lr, **kwargs)
 
             def closure() -> torch.Tensor:  # as skorch steps: closure optimizers need it
                 step.zero_grad()

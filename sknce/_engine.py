@@ -44,6 +44,7 @@ from sknce._data import check_batch
 from sknce._random import Seeds
 from sknce._steps import AutogradStep, Miner, TrainStep
 from sknce._threads import raise_threads, step_work
+from sknce._untraced import built_class
 from sknce._weights import check_weighted_examples
 
 __all__ = [
@@ -317,9 +318,15 @@ class NCENet(NeuralNet):
             getattr(self, name + "_").parameters() for name in self._modules + self._criteria
         )
 
-    def initialize_optimizer(self, *args, **kwargs):
-        """skorch's ``optimizer_`` (less the miner's parameters), and ``optimizer_miner_``."""
-        super().initialize_optimizer(*args, **kwargs)
+    def initialize_optimizer(self):
+        """skorch's ``optimizer_`` (less the miner's parameters), and ``optimizer_miner_``.
+
+        As skorch's, but ``optimizer=torch.optim.SGD`` is built as its twin that does
+        not import ``torch._dynamo`` (:func:`sknce._untraced.built_class`).
+        """
+        named_parameters = self.get_all_learnable_params()
+        args, kwargs = self.get_params_for_optimizer("optimizer", named_parameters)
+        self.optimizer_ = built_class(self.optimizer)(*args, **kwargs)
         if self.miner is not None:
             self.optimizer_miner_ = self.miner.make_optimizer(self)
         return self

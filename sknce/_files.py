@@ -1,30 +1,38 @@
 """Files written whole or not at all: the one write path of every file sknce saves.
 
 Every writer (word vectors in the native, word2vec and fastText formats, chunk files,
-checkpoints, ONNX models) saves through :func:`atomic_write` (one file),
-:func:`replace_together` (files that belong together, e.g. a vectors file and its
-vocabulary) or :func:`staged_files` (a writer that takes a path, such as torch's ONNX
-exporter). Each of them:
+checkpoints and the pickled net of a ``Checkpoint(f_pickle=...)``, ONNX models) saves
+through :func:`atomic_write` (one file), :func:`replace_together` (files that belong
+together, e.g. a vectors file and its vocabulary), a :class:`Transaction` (files from
+separate calls) or :func:`staged_files` (a writer that takes a path, such as torch's
+ONNX exporter). Each of them:
 
 1. finishes, first, a switch that a killed save of the same target left half done
    (:func:`recover`), and removes the temporary files of killed saves;
 2. writes each file under a temporary name beside its target,
-   ``.<name>.<host>-<pid>-<token>.tmp``, so that the rename below stays in one file
-   system and a later save can tell whose temporary it is;
+   ``.<name>.<host>-<pid>-<token>.<n>.tmp``, so that the rename below stays in one
+   file system and a later save can tell whose temporary it is. The save holds a lock
+   file, ``.sknce.<host>-<pid>-<token>.lock``, open in each directory where it makes
+   temporaries: on Windows, where no process can be probed safely, a lock that cannot
+   be removed is a save still running;
 3. flushes and ``fsync``\\ s it, then *verifies* it: its size and a CRC-32 read back
    must equal what was written (a file system that reports a failed write only at
-   ``fsync`` or ``close``, or a short write, fails here, not at the next load);
+   ``fsync`` or ``close``, or a short write, fails here, not at the next load), and the
+   writer's own check, if it gives one (a pickle must end);
 4. renames it over the target, which is atomic: a reader, or a process killed at any
    moment, sees the old file or the new one, never a mix. Files replaced together are
-   renamed after a *journal* listing the renames is written; a save killed between
-   two renames is finished by the next save or load (step 1), so a pair is never
-   left half old, half new;
+   renamed after a *journal* listing the renames (and a hard-linked backup of each
+   target) is written; a save killed between two renames is finished by the next save
+   or load (step 1). If a rename fails, the journal is renamed to a *rollback journal*
+   before any target is put back, so a save killed during the rollback is rolled back
+   by the next save or load: a pair is never left half old, half new;
 5. on failure removes its temporary files and raises an ``OSError`` (same ``errno``)
    naming the target, the cause (``No space left on device``) and the fix; the old
    file is unchanged.
 
 Ctrl-C is held back while the renames run. Temporary files of a process that still
-runs, or of another host, are never touched.
+runs, or of another host, are never touched. On Windows a rename over a file that
+another program holds open for a moment is retried for about a second.
 """
 
 from __future__ import annotations
@@ -42,6 +50,7 @@ import signal
 import socket
 import stat
 import threading
+import time
 import zlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -60,9 +69,18 @@ PathType = str | os.PathLike
 
 _HOST = hashlib.sha256(socket.gethostname().encode("utf8", "replace")).hexdigest()[:8]
 _TEMP = re.compile(
-    r"^\.(?P<target>.+)\.(?P<host>[0-9a-f]{8})-(?P<pid>\d+)-[0-9a-f]{8}\.(tmp|bak)$"
+    r"^\.(?P<target>.+)\.(?P<host>[0-9a-f]{8})-(?P<pid>\d+)-(?P<token>[0-9a-f]{8})"
+    r"(\.\d+)?\.(?P<kind>tmp|bak|lock)$"
 )
+#: The lock a save holds open in each directory it writes temporary files into.
+_LOCK = ".sknce.{host}-{pid}-{token}.lock"
+#: Windows: an open file can be neither removed nor renamed over. A process's liveness
+#: is read from its lock (held open while it saves), and renames are retried a while
+#: (a virus scanner or an indexer may hold a new file open for a moment).
+_WINDOWS = os.name == "nt"
+_RETRY_DELAYS = (0.01, 0.05, 0.1, 0.25, 0.5)
 _JOURNAL_SUFFIX = ".sknce-journal"
+_ROLLBACK_SUFFIX = ".sknce-rollback"
 _JOURNAL_FORMAT = "sknce.replace_together"
 _READ_BYTES = 1 << 20
 #: What to do about a failed write, by errno.
@@ -77,21 +95,37 @@ _FIXES = {
     errno.ENFILE: "Too many files are open: close some.",
     errno.ENAMETOOLONG: "Give the file a shorter name.",
 }
+#: What to do about a failed write on Windows, where an open file cannot be replaced.
+_WINDOWS_FIXES = {
+    errno.EACCES: "Another program (an editor, a viewer, a virus scanner, a process that "
+    "loaded the file) may hold it open: close it and save again, or save to a directory "
+    "you can write to.",
+}
 
 
 # --- temporary names, their owners, stale temporaries ----------------------------------
 
 
-def _temp_name(target: Path, kind: str = "tmp") -> Path:
-    return target.with_name(f".{target.name}.{_HOST}-{os.getpid()}-{secrets.token_hex(4)}.{kind}")
+def _alive(host: str, pid: int, token: str | None, directory: Path) -> bool:
+    """Whether the process that named a temporary may still run (True when unknown).
 
-
-def _alive(host: str, pid: int) -> bool:
-    """Whether the process that named a temporary may still run (True when unknown)."""
-    if host != _HOST or os.name == "nt":  # another host's, or no safe probe (Windows)
+    On POSIX systems the process is probed (signal 0). Windows has no safe probe
+    (``os.kill`` there terminates), but there a file held open cannot be removed:
+    the save's lock in ``directory`` is removed if its process ended (it is then
+    stale), and the removal fails while the process runs and holds it.
+    """
+    if host != _HOST or pid == os.getpid():
         return True
-    if pid == os.getpid():
-        return True
+    if _WINDOWS:
+        if token is None:  # a save that took no lock (an older sknce): unknown
+            return True
+        try:
+            os.unlink(directory / _LOCK.format(host=host, pid=pid, token=token))
+        except FileNotFoundError:  # the lock is taken before the first temporary
+            return False
+        except OSError:  # held open: the process runs
+            return True
+        return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -101,12 +135,24 @@ def _alive(host: str, pid: int) -> bool:
     return True
 
 
+def _replace(source: PathType, target: PathType) -> None:
+    """``os.replace``, retried a while on Windows where an open file cannot be replaced."""
+    for delay in _RETRY_DELAYS if _WINDOWS else ():
+        try:
+            os.replace(source, target)
+            return
+        except PermissionError:
+            time.sleep(delay)
+    os.replace(source, target)
+
+
 def remove_stale(directory: PathType, targets=None) -> list[Path]:
     """Remove the temporary files that killed saves left in ``directory``.
 
-    A temporary file of a save (``.<name>.<host>-<pid>-<token>.tmp`` or ``.bak``, or
-    a staging directory of that name) is stale when its process ran on this host and
-    no longer runs. Others are left alone.
+    A temporary file of a save (``.<name>.<host>-<pid>-<token>[.<n>].tmp`` or
+    ``.bak``, a staging directory of that name, or the save's lock
+    ``.sknce.<host>-<pid>-<token>.lock``) is stale when its process ran on this host
+    and no longer runs. Others are left alone.
 
     Parameters
     ----------
@@ -126,13 +172,23 @@ def remove_stale(directory: PathType, targets=None) -> list[Path]:
         entries = list(os.scandir(directory))
     except OSError:
         return removed
+    owners: dict[tuple[str, str, str], bool] = {}
     for entry in entries:
         match = _TEMP.match(entry.name)
-        if match is None or not _belongs(match["target"], targets):
+        if match is None:
             continue
-        if _alive(match["host"], int(match["pid"])):
+        # A lock belongs to no file: a dead process's is removed by any clean-up.
+        if match["kind"] != "lock" and not _belongs(match["target"], targets):
+            continue
+        owner = (match["host"], match["pid"], match["token"])
+        if owner not in owners:
+            owners[owner] = _alive(match["host"], int(match["pid"]), owner[2], Path(directory))
+        if owners[owner]:
             continue
         path = Path(entry.path)
+        if match["kind"] == "lock" and not os.path.lexists(path):  # removed by the probe
+            removed.append(path)
+            continue
         with contextlib.suppress(OSError):
             if entry.is_dir(follow_symlinks=False):
                 shutil.rmtree(path)
@@ -147,19 +203,22 @@ def _belongs(name: str, targets) -> bool:
     return targets is None or any(name == t or name.startswith(t + ".") for t in targets)
 
 
-def _journal_path(primary: Path) -> Path:
-    return primary.with_name(f".{primary.name}{_JOURNAL_SUFFIX}")
+def _journal_path(primary: Path, suffix: str = _JOURNAL_SUFFIX) -> Path:
+    return primary.with_name(f".{primary.name}{suffix}")
 
 
 def recover(*paths: PathType) -> None:
     """Finish a killed :func:`replace_together` of ``paths``, and remove stale temporaries.
 
     Called by every save before it writes and by every load before it reads. If a
-    save of these files was killed between its renames (its journal remains and its
-    process no longer runs), the renames it had not done are done now, so the files
-    are all of that save. Then the temporary files of killed saves of each path are
-    removed (:func:`remove_stale`). Errors of the file system are ignored here (a
-    read-only directory): the load that follows reports what it finds.
+    save of these files was killed while it switched them (its journal remains and
+    its process no longer runs), the switch is finished: the renames it had not done
+    are done now, or, if it was rolling back after a failed rename (its journal was
+    renamed to a rollback journal first), the files it had replaced get their
+    previous content back. Either way the files are all of one save. Then the
+    temporary files of killed saves of each path are removed (:func:`remove_stale`).
+    Errors of the file system are ignored here (a read-only directory): the load
+    that follows reports what it finds.
 
     Parameters
     ----------
@@ -169,23 +228,54 @@ def recover(*paths: PathType) -> None:
     if not paths:
         return
     primary = Path(paths[0])
-    journal = _journal_path(primary)
+    journals = [_journal_path(primary, _ROLLBACK_SUFFIX), _journal_path(primary)]
     with contextlib.suppress(OSError):
-        record = _read_journal(journal)
-        if record is not None and not _alive(record["host"], record["pid"]):
-            for tmp, target in record["moves"]:
-                if os.path.lexists(tmp):
-                    os.replace(tmp, target)
-                    _sync_directory(Path(target).parent)
+        for journal in journals:
+            record = _read_journal(journal)
+            if record is None or _alive(
+                record["host"], record["pid"], record["token"], journal.parent
+            ):
+                continue
+            if journal.name.endswith(_ROLLBACK_SUFFIX):
+                _roll_back(record["moves"])
+            else:
+                _roll_forward(record["moves"])
             journal.unlink()
             _sync_directory(journal.parent)
-    if os.path.lexists(journal):
+            break
+    if any(os.path.lexists(journal) for journal in journals):
         return  # a save still running, or one not finished: its temporaries stay
-    by_directory: dict[Path, set[str]] = {journal.parent: {journal.name}}
+    by_directory: dict[Path, set[str]] = {primary.parent: {j.name for j in journals}}
     for path in map(Path, paths):
         by_directory.setdefault(path.parent, set()).add(path.name)
     for directory, names in by_directory.items():
         remove_stale(directory, names)
+
+
+def _roll_forward(moves) -> None:
+    """Do the renames of a switch that are not done yet (their temporary file remains)."""
+    for tmp, target, _ in moves:
+        if os.path.lexists(tmp):
+            _replace(tmp, target)
+            _sync_directory(target.parent)
+
+
+def _roll_back(moves) -> None:
+    """Give each target that a switch replaced its previous content back (or remove it).
+
+    A target was replaced when its temporary file is gone (a switch removes its
+    temporaries only once the rollback is over). Each step can be run again: a
+    rollback killed half way is finished by running it once more.
+    """
+    for tmp, target, backup in reversed(moves):
+        if os.path.lexists(tmp):
+            continue  # not renamed over its target: the target is as it was
+        with contextlib.suppress(FileNotFoundError):
+            if backup is None:  # the target did not exist before the switch
+                os.unlink(target)
+            elif os.path.lexists(backup):
+                _replace(backup, target)
+        _sync_directory(target.parent)
 
 
 def _read_journal(journal: Path) -> dict | None:
@@ -198,8 +288,18 @@ def _read_journal(journal: Path) -> dict | None:
         record = json.loads(raw.decode("utf8"))
         if record.get("format") != _JOURNAL_FORMAT:
             raise ValueError
-        moves = [(str(tmp), str(target)) for tmp, target in record["moves"]]
-        return {"host": str(record["host"]), "pid": int(record["pid"]), "moves": moves}
+        moves = []
+        for move in record["moves"]:
+            # [temporary, target, backup or null]; saves before backups were listed: 2
+            tmp, target, backup = (*move, None) if len(move) == 2 else move
+            moves.append((Path(tmp), Path(target), None if backup is None else Path(backup)))
+        token = record.get("token")  # saves before locks were taken have none
+        return {
+            "host": str(record["host"]),
+            "pid": int(record["pid"]),
+            "token": None if token is None else str(token),
+            "moves": moves,
+        }
     except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError):
         # Written whole by a rename, so only a hand edit damages it: nothing to finish.
         journal.unlink()
@@ -230,7 +330,7 @@ def _write_error(target: Path, exc: OSError, existed: bool) -> OSError:
     number = exc.errno if exc.errno is not None else errno.EIO
     cause = (exc.strerror or os.strerror(number)) if exc.errno is not None else str(exc)
     state = f"the previous {target.name} is unchanged" if existed else "no file was written"
-    fix = _FIXES.get(number, "")
+    fix = (_WINDOWS and _WINDOWS_FIXES.get(number)) or _FIXES.get(number, "")
     error = OSError(number, f"could not write {target}: {cause}; {state}. {fix}".rstrip())
     error._sknce_target = str(target)
     return error
@@ -305,14 +405,53 @@ class _Stage:
         self.primary = primary
         self.moves: list[tuple[Path, Path]] = []
         self.open: list[tuple[Path, object, _Checked]] = []
+        self.checks: dict[Path, object] = {}
         self.directory: Path | None = None
+        # Every temporary file of the save carries its token, and the save holds its
+        # lock (_LOCK) open in each directory where it makes them: a later save tells
+        # by the lock, on Windows, whether the process that made them still runs.
+        self.token = secrets.token_hex(4)
+        self.count = 0
+        self.locks: dict[str, tuple[Path, int]] = {}
 
-    def stream(self, target: Path, compress: bool):
+    def temp_name(self, target: Path, kind: str = "tmp") -> Path:
+        """A new name for a temporary file of this save beside ``target``."""
+        self._lock(target)
+        self.count += 1
+        name = f".{target.name}.{_HOST}-{os.getpid()}-{self.token}.{self.count}.{kind}"
+        return target.with_name(name)
+
+    def _lock(self, target: Path) -> None:
+        """Take the save's lock in ``target``'s directory, before its first temporary."""
+        directory = os.path.abspath(target.parent)
+        if directory in self.locks:
+            return
+        path = target.parent / _LOCK.format(host=_HOST, pid=os.getpid(), token=self.token)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:  # the same directory by another name: taken already
+            return
+        except OSError as exc:
+            raise _write_error(target, exc, target.exists()) from exc
+        self.locks[directory] = (path, fd)
+
+    def release(self) -> None:
+        """Close and remove the save's locks, once its temporary files are gone."""
+        for path, fd in self.locks.values():
+            with contextlib.suppress(OSError):
+                os.close(fd)
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+        self.locks = {}
+
+    def stream(self, target: Path, compress: bool, verify=None):
         """A stream to a new temporary file for ``target``, and its checked stream.
 
         The first is a compressor for a ``.gz``/``.bz2`` target, else the second.
+        ``verify(temporary_path)``, if given, checks the file's content once it is
+        written and read back (an OSError if it is not right).
         """
-        tmp = _temp_name(target)
+        tmp = self.temp_name(target)
         try:
             # 0o666: the permissions the user's umask allows, as open() gives.
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
@@ -322,6 +461,8 @@ class _Stage:
         checked = _Checked(raw)
         self.moves.append((tmp, target))
         self.open.append((tmp, raw, checked))
+        if verify is not None:
+            self.checks[tmp] = verify
         if compress and target.suffix == ".gz":
             import gzip
 
@@ -344,7 +485,7 @@ class _Stage:
         """A new directory beside ``target``, for writers that take a path."""
         if self.directory is not None:
             raise ValueError("one staging directory per transaction")
-        self.directory = _temp_name(target)
+        self.directory = self.temp_name(target)
         self.directory_target = target
         try:
             self.directory.mkdir()
@@ -361,6 +502,8 @@ class _Stage:
                 os.fsync(raw.fileno())
                 raw.close()
                 _verify(tmp, target, checked.size, checked.crc)
+                if tmp in self.checks:
+                    self.checks[tmp](tmp)
             except OSError as exc:
                 raise _write_error(target, exc, target.exists()) from exc
         if self.directory is not None:
@@ -383,23 +526,30 @@ class _Stage:
                 tmp.unlink()
         if self.directory is not None:
             shutil.rmtree(self.directory, ignore_errors=True)
+        self.release()
 
     def switch(self) -> None:
         """Rename the temporary files over their targets: all of them, or none."""
         try:
             if len(self.moves) == 1 and self.directory is None:
                 tmp, target = self.moves[0]
-                with _interrupts_deferred():
-                    _keep_mode(tmp, target)
-                    os.replace(tmp, target)
+                try:
+                    with _interrupts_deferred():
+                        _keep_mode(tmp, target)
+                        _replace(tmp, target)
+                except BaseException:
+                    with contextlib.suppress(OSError):
+                        tmp.unlink()
+                    raise
                 _sync_directory(target.parent)
             else:
-                _switch_with_journal(self.moves, _journal_path(self.primary))
+                _switch_with_journal(self.moves, _journal_path(self.primary), self)
         except OSError as exc:
             raise _write_error(self.primary, exc, True) from exc
         finally:
             if self.directory is not None:
                 shutil.rmtree(self.directory, ignore_errors=True)
+            self.release()
 
 
 def _verify(tmp: Path, target: Path, size: int, crc: int) -> None:
@@ -423,63 +573,78 @@ def _keep_mode(tmp: Path, target: Path) -> None:
         os.chmod(tmp, stat.S_IMODE(os.stat(target).st_mode))
 
 
-def _switch_with_journal(moves: list[tuple[Path, Path]], journal: Path) -> None:
+def _switch_with_journal(moves: list[tuple[Path, Path]], journal: Path, stage: _Stage) -> None:
     """Rename files over their targets behind a journal (see the module docstring).
 
-    If a rename fails, the targets already replaced get their previous content back
-    from hard-linked backups (those that did not exist are removed).
+    The journal lists each rename with the hard-linked backup of the target it
+    replaces. If a rename fails, the journal is first renamed to a rollback journal,
+    then the targets already replaced get their previous content back from their
+    backups (those that did not exist are removed); the temporary files and backups
+    are removed only after the journal. So a process killed at any point, even
+    during the rollback, leaves a journal that :func:`recover` finishes in the same
+    direction: every target old, or every target new.
     """
+    plan = [(tmp, target, stage.temp_name(target, "bak") if target.exists() else None)
+            for tmp, target in moves]  # fmt: skip
     record = {
         "format": _JOURNAL_FORMAT,
         "host": _HOST,
         "pid": os.getpid(),
-        "moves": [[str(tmp), str(target)] for tmp, target in moves],
+        "token": stage.token,
+        "moves": [[str(t), str(g), None if b is None else str(b)] for t, g, b in plan],
     }
-    backups: dict[Path, Path] = {}
-    done: list[Path] = []
+    failure = None
     with _interrupts_deferred():
-        _write_small(journal, json.dumps(record).encode("utf8"))
+        _write_small(journal, json.dumps(record).encode("utf8"), stage.temp_name(journal))
         try:
-            for tmp, target in moves:
-                if target.exists():
+            for tmp, target, backup in plan:
+                if backup is not None:
                     _keep_mode(tmp, target)
-                    backup = _temp_name(target, "bak")
-                    with contextlib.suppress(OSError):  # no hard links: no rollback
+                    with contextlib.suppress(OSError):  # no hard links: no rollback for it
                         os.link(target, backup)
-                        backups[target] = backup
-                os.replace(tmp, target)
-                done.append(target)
-        except BaseException:
-            for tmp, _ in moves:
-                with contextlib.suppress(OSError):
-                    tmp.unlink()
-            for target in reversed(done):
-                with contextlib.suppress(OSError):
-                    if target in backups:
-                        os.replace(backups.pop(target), target)
-                    else:
-                        target.unlink()
-            raise
-        finally:
-            for directory in {target.parent for _, target in moves}:
-                _sync_directory(directory)
+                _replace(tmp, target)
+        except BaseException as exc:
+            failure = exc
+            journal = _rolling_back(journal)
             with contextlib.suppress(OSError):
-                journal.unlink()
-            for backup in backups.values():
-                with contextlib.suppress(OSError):
-                    backup.unlink()
+                _roll_back(plan)
+        for directory in {target.parent for _, target in moves}:
+            _sync_directory(directory)
+        with contextlib.suppress(OSError):
+            journal.unlink()
+        for tmp, _, backup in plan:
+            for leftover in (tmp, backup):
+                if leftover is not None and os.path.lexists(leftover):
+                    with contextlib.suppress(OSError):
+                        os.unlink(leftover)
+    if failure is not None:
+        raise failure
 
 
-def _write_small(path: Path, data: bytes) -> None:
-    """Write a few bytes to ``path`` atomically (the journal)."""
-    tmp = _temp_name(path)
+def _rolling_back(journal: Path) -> Path:
+    """Rename the journal to the rollback journal, so that :func:`recover` rolls back.
+
+    If that rename fails too, the rollback runs all the same (unrecorded: only a
+    kill during it would then leave the files mixed).
+    """
+    rollback = journal.with_name(journal.name[: -len(_JOURNAL_SUFFIX)] + _ROLLBACK_SUFFIX)
+    try:
+        _replace(journal, rollback)
+    except OSError:
+        return journal
+    _sync_directory(journal.parent)
+    return rollback
+
+
+def _write_small(path: Path, data: bytes, tmp: Path) -> None:
+    """Write a few bytes to ``path`` atomically (the journal), through ``tmp``."""
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         with open(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
+        _replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink()
@@ -554,7 +719,7 @@ class Transaction:
             raise
 
     @contextlib.contextmanager
-    def stream(self, path: PathType, compress: bool = True):
+    def stream(self, path: PathType, compress: bool = True, verify=None):
         """A binary stream to a temporary file that will replace ``path``.
 
         Parameters
@@ -562,6 +727,10 @@ class Transaction:
         path : str or path-like
         compress : bool, default=True
             Compress a ``.gz``/``.bz2`` target.
+        verify : callable or None, default=None
+            ``verify(written_path)`` raises an ``OSError`` if the file written, read
+            back, is not what it should be (e.g. a pickle cut short); the commit then
+            fails and no target is replaced.
 
         Yields
         ------
@@ -571,7 +740,7 @@ class Transaction:
         path = Path(path)
         with self._failing():
             stage = self._begin(path)
-            stream, checked = stage.stream(path, compress)
+            stream, checked = stage.stream(path, compress, verify)
             with _named(path, stage):
                 try:
                     yield stream

@@ -27,6 +27,7 @@ from skorch import NeuralNet
 from skorch.history import History
 
 from sknce._data import Batch, Targets
+from sknce._untraced import UntracedSGD
 
 __all__ = ["AutogradStep", "KernelStep", "Miner", "PendingLoss", "TrainStep"]
 
@@ -264,8 +265,9 @@ class Miner(torch.nn.Module):
         return self
 
     def make_optimizer(self, net) -> torch.optim.Optimizer:
-        """The miner's optimizer: SGD on the parameters of :meth:`module` at :attr:`lr`."""
-        return torch.optim.SGD(self.module(net).parameters(), lr=self.lr)
+        """The miner's optimizer: SGD on the parameters of :meth:`module` at :attr:`lr`
+        (torch's, without its import of ``torch._dynamo``)."""
+        return UntracedSGD(self.module(net).parameters(), lr=self.lr)
 
     def mine(self, net, inputs: dict, targets: Targets) -> tuple[dict, Targets]:
         """The batch's inputs and targets with the miner's negatives in place."""

@@ -10,11 +10,18 @@ user would (each load first finishes or cleans up after a killed save) and recor
 whether they hold the old content, the new one, or something else, and which files
 beyond the targets remain; then it saves the old content again. It stops at the first k
 the save survives, and prints the records as one JSON list.
+
+With ``--fail-rename`` (``python tests/kill_points.py WRITER DIRECTORY --fail-rename``)
+the second rename of a new file over one of the writer's targets fails (an injected
+``EIO``), so the save rolls back what it had switched; the kill points then run on
+through the rollback (their points are named ``after the failed rename: ...``), and a
+last record, of the child that was not killed, gives what the failed save left.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import signal
@@ -37,13 +44,20 @@ _CALLS = (
 )
 
 
-def _arm(k: int, report: int) -> None:
-    """Make the k-th file-system call of this process kill it, after naming the call."""
-    count = [0]
+def _arm(k: int, report: int, fail_rename_of: tuple[str, ...] = ()) -> list:
+    """Make the k-th file-system call of this process kill it, after naming the call.
+
+    With ``fail_rename_of``, the second ``os.replace`` onto one of these file names
+    raises an injected ``OSError`` instead. Returns a list that holds that error
+    once it was raised.
+    """
+    count, renames, failed = [0], [0], []
 
     def point(name: str) -> None:
         count[0] += 1
         if count[0] == k:
+            if failed:
+                name = f"after the failed rename: {name}"
             os.write(report, name.encode())
             os.kill(os.getpid(), signal.SIGKILL)
 
@@ -56,13 +70,26 @@ def _arm(k: int, report: int) -> None:
 
     for name in _CALLS:
         setattr(os, name, wrap(f"os.{name}", getattr(os, name)))
+    replace = os.replace
+
+    def failing_replace(src, dst, *args, **kwargs):
+        if os.path.basename(dst) in fail_rename_of and not failed:
+            renames[0] += 1
+            if renames[0] == 2:
+                point("os.replace")
+                failed.append(OSError(errno.EIO, "injected failure of a rename"))
+                raise failed[0]
+        return replace(src, dst, *args, **kwargs)
+
+    os.replace = failing_replace
     try:  # the stream every save of this tree writes through (absent before it)
         from sknce import _files
     except ImportError:
-        return
+        return failed
     checked = getattr(_files, "_Checked", None)
     if checked is not None:
         checked.write = wrap("stream write", checked.write)
+    return failed
 
 
 # --- the writers: make old and new content, save, and say what the files hold -----------
@@ -235,13 +262,18 @@ class Checkpoint:
         new = {k: v + 1 for k, v in old.items()}
         return (old, 1), (new, 2)
 
-    def save(self, content, directory: Path) -> None:
+    def _set(self, content) -> None:
+        """Give the net the weights and the number of epochs of ``content``."""
         state, epochs = content
         self.net.module_.load_state_dict(state)
         del self.net.history[epochs:]
         while len(self.net.history) < epochs:
             self.net.history.new_epoch()
+            self.net.history.new_batch()  # skorch's file names may quote the last batch
             self.net.history.record("train_loss", 1.0)
+
+    def save(self, content, directory: Path) -> None:
+        self._set(content)
         try:  # as skorch's Checkpoint saves within the net's notify("on_epoch_end")
             from sknce._checkpoints import checkpoint_saves
         except ImportError:  # before sknce._files: each file on its own
@@ -265,6 +297,51 @@ class Checkpoint:
             if all(torch.equal(params[k], v) for k, v in content[0].items()):
                 states.append(found)
         states += ["old" if len(history) == old[1] else "new" if len(history) == new[1] else "?"]
+        return "/".join(states) if len(states) == 2 else "damaged"
+
+
+class CheckpointPickle(Checkpoint):
+    """``Checkpoint(f_pickle=...)``: the epoch's parameters and the pickled net, together."""
+
+    targets = ("params.pt", "net.pkl")
+
+    def make(self):
+        from skorch.callbacks import Checkpoint as Callback
+
+        contents = super().make()
+        self.callback = Callback(monitor=None, f_params="params.pt", f_optimizer=None,
+                                 f_criterion=None, f_history=None, f_pickle="net.pkl")  # fmt: skip
+        self.net.callbacks_ = [*self.net.callbacks_, ("checkpoint", self.callback)]
+        return contents
+
+    def save(self, content, directory: Path) -> None:
+        from sknce._checkpoints import checkpoint_saves
+
+        self._set(content)
+        self.callback.dirname = str(directory)
+        with checkpoint_saves(self.net, "on_epoch_end"):  # as the net notifies its callbacks
+            self.callback.save_model(self.net)
+
+    def state(self, directory: Path, old, new) -> str:
+        import pickle
+
+        import torch
+
+        for name in self.targets:
+            _recover(directory / name)
+        try:
+            params = torch.load(directory / "params.pt", weights_only=True)
+            with open(directory / "net.pkl", "rb") as f:
+                pickled = pickle.load(f)
+        except Exception as error:
+            return f"error: {type(error).__name__}: {error}"
+        states = []
+        for found in (params, pickled.module_.state_dict()):
+            for content, name in ((old, "old"), (new, "new")):
+                if all(torch.equal(found[k], v) for k, v in content[0].items()):
+                    states.append(name)
+        if len(pickled.history) != (old if states[-1:] == ["old"] else new)[1]:
+            states.append("history of another save")
         return "/".join(states) if len(states) == 2 else "damaged"
 
 
@@ -330,11 +407,27 @@ WRITERS = {
     "fasttext": FastText,
     "chunks": Chunks,
     "checkpoint": Checkpoint,
+    "checkpoint-pickle": CheckpointPickle,
     "onnx": Onnx,
 }
 
 
-def main(writer_name: str, directory: str, limit: int = 400) -> list[dict]:
+def _save_in_child(writer, new, directory: Path, k: int, report: int, fail_rename: bool):
+    """The child: save ``new``, dying at the k-th call; exit 0 if the save ends as meant."""
+    failed = _arm(k, report, writer.targets if fail_rename else ())
+    try:
+        writer.save(new, directory)
+    except OSError as error:
+        # With an injected failure, the save must raise it (named) and nothing else.
+        os._exit(0 if failed and error.errno == errno.EIO else 3)
+    os._exit(3 if fail_rename else 0)
+
+
+#: the writers of several files, whose switch can fail half way and roll back
+PAIRS = ["native", "word2vec-vocab", "checkpoint", "checkpoint-pickle", "onnx"]
+
+
+def main(writer_name: str, directory: str, fail_rename: bool = False, limit: int = 400):
     writer = WRITERS[writer_name]()
     directory = Path(directory)
     old, new = writer.make()
@@ -345,14 +438,18 @@ def main(writer_name: str, directory: str, limit: int = 400) -> list[dict]:
         pid = os.fork()
         if pid == 0:  # the child: saves the new content and dies at its k-th call
             os.close(read)
-            _arm(k, write)
-            writer.save(new, directory)
-            os._exit(0)
+            _save_in_child(writer, new, directory, k, write, fail_rename)
         os.close(write)
         _, status = os.waitpid(pid, 0)
         point = os.read(read, 200).decode()
         os.close(read)
         if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
+            if fail_rename:  # what the failed save left, unkilled: the old files, alone
+                left = sorted(set(os.listdir(directory)) - set(writer.targets))
+                state = writer.state(directory, old, new)
+                records.append({"k": k, "point": "none: the save failed and rolled back",
+                                "state": state, "left_by_kill": left,
+                                "left_after_load": left})  # fmt: skip
             break  # the save ran through: k is past its last point
         killed = os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
         left_by_kill = sorted(set(os.listdir(directory)) - set(writer.targets))
@@ -371,5 +468,5 @@ def main(writer_name: str, directory: str, limit: int = 400) -> list[dict]:
 
 
 if __name__ == "__main__":
-    records = main(sys.argv[1], sys.argv[2])
+    records = main(sys.argv[1], sys.argv[2], fail_rename="--fail-rename" in sys.argv[3:])
     print("\n" + json.dumps(records))  # the last line: exporters print their progress

@@ -197,6 +197,8 @@ def test_a_safetensors_checkpoint_is_checked_too(tmp_path):
 
 # --- saves: whole files, switched together per epoch, failures stop the fit -----------------
 
+SAVES = pytest.mark.attack("Checkpoint saves")
+
 
 def _classifier(dirname, *extra, **params):
     callbacks = [Checkpoint(dirname=str(dirname), monitor=None), *extra]
@@ -208,6 +210,7 @@ XC = np.random.default_rng(0).normal(size=(40, 4)).astype(np.float32)
 YC = np.arange(40) % 3
 
 
+@SAVES
 def test_a_failed_checkpoint_save_stops_the_fit_and_keeps_the_previous_checkpoint(
     tmp_path, monkeypatch
 ):
@@ -233,6 +236,7 @@ def test_a_failed_checkpoint_save_stops_the_fit_and_keeps_the_previous_checkpoin
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
 
 
+@SAVES
 def test_a_history_that_cannot_be_saved_is_named(tmp_path, monkeypatch):
     from skorch.history import History
 
@@ -247,6 +251,7 @@ def test_a_history_that_cannot_be_saved_is_named(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []  # no file of the failed epoch, no temporary
 
 
+@SAVES
 def test_loading_a_checkpoint_removes_what_killed_saves_left(tmp_path):
     import subprocess
     import sys
@@ -266,6 +271,7 @@ def test_loading_a_checkpoint_removes_what_killed_saves_left(tmp_path):
     assert not stale.exists()
 
 
+@SAVES
 def test_save_params_outside_a_fit_writes_each_file_whole(tmp_path):
     net = _classifier(tmp_path).fit(XC, YC).net_
     net.save_params(f_params=str(tmp_path / "p.pt"), f_history=str(tmp_path / "h.json"))
@@ -278,6 +284,7 @@ def test_save_params_outside_a_fit_writes_each_file_whole(tmp_path):
     assert buffer.getvalue()
 
 
+@SAVES
 def test_a_checkpoint_pickling_the_net_saves_it_beside_the_other_files(tmp_path):
     # Checkpoint(f_pickle=...) pickles the net while the epoch's files are pending: what
     # is pending must not be in the net (it held open files, which cannot be pickled).

@@ -11,6 +11,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+ATTACK = pytest.mark.attack("CI and docstrings")
 
 
 def test_floor_constraints_pin_every_runtime_dependency_but_torch():
@@ -75,6 +76,7 @@ def _run_ci(directory, steps):
     )  # fmt: skip
 
 
+@ATTACK
 @pytest.mark.parametrize("failing", ["check", "format"])
 def test_a_failing_command_fails_its_step_and_stops_the_script(tmp_path, failing):
     # ruff check failing and ruff format passing: bash ignores set -e in a function
@@ -90,6 +92,7 @@ def test_a_failing_command_fails_its_step_and_stops_the_script(tmp_path, failing
         assert "ruff format" not in result.stdout  # the step stopped at its failing command
 
 
+@ATTACK
 def test_only_the_named_steps_run(tmp_path):
     directory = _ci_copy(tmp_path)
     ruff = directory / ".venv" / "bin" / "ruff"
@@ -118,6 +121,7 @@ INDEX = """Docs
 """
 
 
+@ATTACK
 @pytest.mark.parametrize(
     ("docstring", "fails"),
     [('"""Return ``x``, an `unclosed interpreted text."""', True),

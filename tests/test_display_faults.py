@@ -25,7 +25,10 @@ from sknce.display import (  # noqa: E402
 )
 from sknce.words import WordVectors  # noqa: E402
 
-pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+pytestmark = [
+    pytest.mark.attack("Displays"),
+    pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning"),
+]
 RNG = np.random.default_rng(0)
 X = RNG.normal(size=(60, 5)).astype(np.float32)
 GROUPS = np.repeat(np.arange(6), 10)

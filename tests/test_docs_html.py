@@ -287,6 +287,7 @@ def test_math_is_rendered_by_a_local_mathjax():
             assert target.is_file(), f"{path.relative_to(html)} loads a missing {src}"
 
 
+@pytest.mark.attack("CI and docstrings")
 def test_math_keeps_its_backslashes():
     # A docstring that is not raw turns \f of \frac into a form feed and \n of \notin into
     # a newline: MathJax then shows "rac" and "otin" (issue 30, sknce.losses.one_vs_all_nce).

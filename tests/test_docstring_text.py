@@ -10,7 +10,11 @@ import inspect
 import pkgutil
 import re
 
+import pytest
+
 import sknce
+
+pytestmark = pytest.mark.attack("CI and docstrings")
 
 CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")
 

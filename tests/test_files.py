@@ -24,6 +24,8 @@ from sknce._files import (
     staged_files,
 )
 
+pytestmark = pytest.mark.attack("Writing files: the one write path")
+
 
 @pytest.fixture
 def dead_pid():
@@ -168,10 +170,10 @@ def test_a_stale_staging_directory_is_removed(tmp_path, dead_pid):
 # --- replace_together and its journal --------------------------------------------------
 
 
-def _journal(directory, primary, pid, moves):
+def _journal(directory, primary, pid, moves, kind="journal"):
     record = {"format": _files._JOURNAL_FORMAT, "host": _files._HOST, "pid": pid,
-              "moves": [[str(a), str(b)] for a, b in moves]}  # fmt: skip
-    path = directory / f".{primary}.sknce-journal"
+              "moves": [[str(p) if p else None for p in move] for move in moves]}  # fmt: skip
+    path = directory / f".{primary}.sknce-{kind}"
     path.write_text(json.dumps(record))
     return path
 
@@ -187,6 +189,42 @@ def test_a_switch_killed_between_its_renames_is_finished_by_the_next_load(tmp_pa
     recover(a, b)
     assert a.read_bytes() == b"new a" and b.read_bytes() == b"new b"
     assert not journal.exists() and _listing(tmp_path) == ["a", "b"]
+
+
+@pytest.mark.parametrize("done", ["b", "b and a"])
+def test_a_rollback_killed_half_way_is_finished_by_the_next_load(tmp_path, dead_pid, done):
+    # a and b were renamed (a was new, b replaced "old b"), then c's rename failed; the
+    # rollback had put back b (and removed a) when the process was killed.
+    a, b, c = tmp_path / "a", tmp_path / "b", tmp_path / "c"
+    b.write_bytes(b"old b")
+    c.write_bytes(b"old c")
+    if done == "b":
+        a.write_bytes(b"new a")
+    tmp_c = _temp(tmp_path, "c", dead_pid)
+    backup_c = _temp(tmp_path, "c", dead_pid, kind="bak")
+    tmp_a, tmp_b = tmp_path / ".a.x.tmp", tmp_path / ".b.x.tmp"  # renamed: gone
+    backup_b = tmp_path / f".b.{_files._HOST}-{dead_pid}-0123abcd.bak"  # used: gone
+    moves = [(tmp_a, a, None), (tmp_b, b, backup_b), (tmp_c, c, backup_c)]
+    journal = _journal(tmp_path, "a", dead_pid, moves, kind="rollback")
+    recover(a, b, c)
+    assert not a.exists() and b.read_bytes() == b"old b" and c.read_bytes() == b"old c"
+    assert not journal.exists() and _listing(tmp_path) == ["b", "c"]
+
+
+def test_a_rollback_journal_undoes_what_a_forward_journal_would_finish(tmp_path, dead_pid):
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.write_bytes(b"new a")
+    b.write_bytes(b"old b")
+    backup_a = tmp_path / f".a.{_files._HOST}-{dead_pid}-0123abcd.bak"
+    backup_a.write_bytes(b"old a")
+    tmp_b = _temp(tmp_path, "b", dead_pid)
+    moves = [(tmp_path / ".a.gone.tmp", a, backup_a), (tmp_b, b, None)]
+    _journal(tmp_path, "a", dead_pid, moves, kind="rollback")
+    recover(a, b)
+    assert (a.read_bytes(), b.read_bytes()) == (b"old a", b"old b")
+    _journal(tmp_path, "a", dead_pid, [(_temp(tmp_path, "b", dead_pid), b, None)])
+    recover(a, b)  # a forward journal: the rename not done is done
+    assert b.read_bytes() == b"half a save" and _listing(tmp_path) == ["a", "b"]
 
 
 def test_the_journal_of_a_running_save_is_left_alone(tmp_path):
@@ -215,24 +253,28 @@ def test_files_replaced_together_in_two_directories(tmp_path):
     assert _listing(tmp_path) == ["d", "v.txt"] and _listing(tmp_path / "d") == ["v.vocab"]
 
 
-def test_a_failed_rename_puts_every_file_back(tmp_path, monkeypatch):
+# The calls of os.replace: the journal, a, then b (failing); then the journal's rename to
+# the rollback journal, which fails too in the second case (the rollback runs all the same).
+@pytest.mark.parametrize("failing", [(3,), (3, 4)], ids=["rename", "rename-and-journal"])
+def test_a_failed_rename_puts_every_file_back(tmp_path, monkeypatch, failing):
     paths = [tmp_path / "a", tmp_path / "b"]
     for path in paths:
         path.write_bytes(b"old")
     replace, calls = os.replace, []
 
-    def fail_second(src, dst):
+    def fail(src, dst):
         calls.append(dst)
-        if len(calls) == 3:  # the journal, a, then b
+        if len(calls) in failing:
             raise OSError(errno.EIO, "Input/output error")
         return replace(src, dst)
 
-    monkeypatch.setattr(_files.os, "replace", fail_second)
+    monkeypatch.setattr(_files.os, "replace", fail)
     with pytest.raises(OSError, match=r"could not write .*a: Input/output error"):  # noqa: SIM117
         with replace_together(paths) as streams:
             for stream in streams:
                 stream.write(b"new")
     monkeypatch.undo()
+    assert str(calls[3]).endswith(".a.sknce-rollback")
     assert [p.read_bytes() for p in paths] == [b"old", b"old"]
     assert _listing(tmp_path) == ["a", "b"]
 

@@ -20,6 +20,8 @@ import pytest
 from sknce.datasets import NpzChunks, save_npz_chunks
 from sknce.words import SubwordVectors, WordVectors
 
+pytestmark = pytest.mark.attack("A full disk")
+
 SIZE_KIB = 512
 
 
@@ -169,7 +171,14 @@ def test_onnx_into_a_full_disk(disk):
     onnx.load(str(path))
 
 
-def test_a_checkpoint_into_a_full_disk_stops_the_fit(disk):
+# (f_pickle, hidden width, bytes left free, the file that meets the full disk): at
+# 64 units the pickle, written last and the largest, is the one without room.
+CHECKPOINT_FAULTS = [(None, 512, 4096, "optimizer"), ("net.pkl", 512, 4096, "optimizer"),
+                     ("net.pkl", 64, 96 * 1024, "net")]  # fmt: skip
+
+
+@pytest.mark.parametrize(("f_pickle", "width", "leave", "fails"), CHECKPOINT_FAULTS)
+def test_a_checkpoint_into_a_full_disk_stops_the_fit(disk, f_pickle, width, leave, fails):
     from skorch.callbacks import Checkpoint
 
     from sknce import ConditionalNCEClassifier
@@ -179,7 +188,7 @@ def test_a_checkpoint_into_a_full_disk_stops_the_fit(disk):
     directory = disk / "ck"
 
     def classifier(width):
-        callbacks = [Checkpoint(dirname=str(directory), monitor=None)]
+        callbacks = [Checkpoint(dirname=str(directory), monitor=None, f_pickle=f_pickle)]
         return ConditionalNCEClassifier(
             hidden_layer_sizes=(width,), max_epochs=2, random_state=0, callbacks=callbacks
         )
@@ -187,9 +196,9 @@ def test_a_checkpoint_into_a_full_disk_stops_the_fit(disk):
     classifier(4).fit(X, y)
     before = {p.name: p.read_bytes() for p in directory.iterdir()}
     assert all(before.values())  # whole files, none empty
-    _fill(disk, leave=4096)
+    _fill(disk, leave=leave)
     with pytest.raises(OSError, match=r"a checkpoint could not be saved: could not write "
-                       r".*(params|optimizer)\.pt: No space left on device") as error:  # fmt: skip
-        classifier(512).fit(X, y)
+                       rf".*/{fails}\.(pt|pkl): No space left on device") as error:  # fmt: skip
+        classifier(width).fit(X, y)
     assert error.value.errno == errno.ENOSPC
     assert {p.name: p.read_bytes() for p in directory.iterdir()} == before

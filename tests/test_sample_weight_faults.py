@@ -20,6 +20,7 @@ from sknce import (
 from sknce._weights import score_weights, unit_mean
 
 pytestmark = [
+    pytest.mark.attack("sample_weight"),
     pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning"),
     pytest.mark.filterwarnings(r"ignore:\d+ document\(s\) with fewer:UserWarning"),
 ]

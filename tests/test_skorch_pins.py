@@ -16,6 +16,7 @@ a private method:
 * ``_validate_params`` and ``_initialize_accelerator`` of skorch's ``AccelerateMixin``:
   the data-parallel net runs on the accelerator's device and wraps its modules once
   per fit call;
+* ``Checkpoint._format_target``: the name a checkpoint pickles the net under;
 * the net's registries ``_optimizers``, ``_modules`` and ``_criteria`` (the snapshot a
   failed warm start restores), ``_set_training``, and the mixin's
   ``_unwrap_accelerator`` and ``_wrapped_with_accelerator``.
@@ -77,6 +78,7 @@ OVERRIDDEN = {
 CALLED = {
     "_set_training": ("skorch.net:NeuralNet", "(self, training=True)"),
     "_unwrap_accelerator": ("skorch.hf:AccelerateMixin", "(self)"),
+    "_format_target": ("skorch.callbacks.training:Checkpoint", "(self, net, f, idx)"),
 }
 
 
@@ -147,6 +149,38 @@ def test_the_registries_the_snapshot_reads_are_skorchs():
     assert net._modules == ["module"]
     assert net._criteria == ["criterion"]
     assert net._optimizers == ["optimizer"]
+
+
+def test_checkpoint_pickles_into_the_file_object_it_is_given():
+    """sknce hands ``Checkpoint`` a file object for ``f_pickle`` (``_pickles_through``):
+    skorch must format the target and pickle into it, not open a path of its own."""
+    source = inspect.getsource(_resolve("skorch.callbacks.training:Checkpoint.save_model"))
+    assert "f_pickle = self._format_target(net, f_pickle, -1)" in source
+    assert "with open_file_like(f_pickle, 'wb') as f:" in source
+    assert "pickle.dump(net, f)" in source
+
+
+def test_the_optimizer_is_built_as_skorchs_initialize_optimizer_builds_it():
+    """NCENet's initialize_optimizer replaces skorch's body to build another class for
+    torch's SGD: skorch's must still be these two steps, with the net's arguments."""
+    source = "".join(
+        inspect.getsource(_resolve("skorch.net:NeuralNet.initialize_optimizer")).split()
+    )
+    assert "named_parameters=self.get_all_learnable_params()" in source
+    assert "args,kwargs=self.get_params_for_optimizer('optimizer',named_parameters)" in source
+    assert "self.optimizer_=self.optimizer(*args,**kwargs)" in source
+    net = NCENet(
+        module=_Module,
+        criterion=_Module,
+        seeds=None,
+        optimizer=torch.optim.SGD,
+        optimizer__momentum=0.5,
+        lr=0.3,
+    ).initialize()
+    assert isinstance(net.optimizer_, torch.optim.SGD)
+    (group,) = net.optimizer_.param_groups
+    assert group["momentum"] == 0.5 and group["lr"] == 0.3
+    assert [id(p) for p in group["params"]] == [id(p) for _, p in net.get_all_learnable_params()]
 
 
 def test_the_accelerate_mixin_keeps_its_wrapped_flag():

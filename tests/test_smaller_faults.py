@@ -8,6 +8,8 @@ import pytest
 from sknce import ConditionalNCEClassifier, ConditionalNCERegressor, LatentClassNCEEmbedder
 from sknce.exceptions import TrainingDivergedError
 
+pytestmark = pytest.mark.attack("Smaller faults")
+
 RNG = np.random.default_rng(0)
 X = RNG.normal(size=(60, 5)).astype(np.float32)
 Y = RNG.integers(0, 3, 60)

@@ -14,6 +14,7 @@ of pretrained vectors into a :class:`WordVectors`.
 from __future__ import annotations
 
 import contextlib
+import mmap
 import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -140,13 +141,46 @@ def _check_finite_rows(vectors: np.ndarray, message) -> None:
 
 
 def _first_nonfinite_row(vectors: np.ndarray) -> int | None:
-    """Index of the first row with a NaN or inf, scanning in blocks (no full-size temporary)."""
+    """Index of the first row with a NaN or inf, scanning in blocks (no full-size temporary).
+
+    The pages of a read-only file mapping (``WordVectors.load(path, mmap="r")``) are
+    released after each block: checking the matrix would otherwise leave all of it
+    resident, where a mapping should only hold the pages that queries read.
+    """
     step = max(1, _BLOCK // max(vectors.shape[1], 1))
+    release = _page_releaser(vectors)
     for start in range(0, vectors.shape[0], step):
         bad = np.flatnonzero(~np.isfinite(vectors[start : start + step]).all(axis=1))
         if len(bad):
             return start + int(bad[0])
+        if release is not None:
+            release(vectors[start : start + step])
     return None
+
+
+def _page_releaser(array: np.ndarray):
+    """A function that drops the pages of a slice of ``array`` from this process, or None.
+
+    Only for a C-contiguous array inside a read-only ``numpy.memmap`` (mode ``"r"``):
+    its pages are clean and shared with the page cache, so ``MADV_DONTNEED`` only
+    unmaps them and the next read maps them again. A copy-on-write mapping could
+    hold the caller's private changes, which ``MADV_DONTNEED`` would discard.
+    """
+    if not hasattr(mmap, "MADV_DONTNEED") or not array.flags.c_contiguous or not array.size:
+        return None
+    owner, mapping = array, array.base
+    while mapping is not None and not isinstance(mapping, mmap.mmap):
+        owner, mapping = mapping, getattr(mapping, "base", None)
+    if mapping is None or not isinstance(owner, np.memmap) or owner.mode != "r":
+        return None
+    origin = np.frombuffer(mapping, dtype=np.uint8).ctypes.data
+
+    def release(part: np.ndarray) -> None:
+        start = part.ctypes.data - origin
+        aligned = start - start % mmap.PAGESIZE
+        mapping.madvise(mmap.MADV_DONTNEED, aligned, start + part.nbytes - aligned)
+
+    return release
 
 
 def _vecattr_dtype(value) -> np.dtype:

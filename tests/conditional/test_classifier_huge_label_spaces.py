@@ -11,6 +11,7 @@ import sknce.conditional._classifier as classifier_module
 import sknce.conditional._plan as plan_module
 import sknce.conditional._sampler as sampler_module
 from sknce import ConditionalNCEClassifier
+from sknce._untraced import built_class
 from sknce.conditional._sampler import LabelSampler
 from sknce.losses import RankingNCELoss
 from sknce.nn import LabelScorer
@@ -135,7 +136,7 @@ def test_auto_sparse_embeddings_switch_at_the_threshold_to_lazy_adam(monkeypatch
 )
 def test_auto_sparse_embeddings_keep_the_users_choices(monkeypatch, params, sparse, optimizer):
     est = _fit_auto(monkeypatch, 0.01, **params)
-    assert est.sparse_embeddings_ is sparse and type(est.net_.optimizer_) is optimizer
+    assert est.sparse_embeddings_ is sparse and type(est.net_.optimizer_) is built_class(optimizer)
 
 
 class _TwoProcesses:

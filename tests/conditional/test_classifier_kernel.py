@@ -14,6 +14,7 @@ import sknce.conditional._plan as plan_module
 from sknce import ConditionalNCEClassifier
 from sknce._data import csr_to_tensor
 from sknce._steps import AutogradStep
+from sknce._untraced import built_class
 from sknce.conditional._kernel_step import BagRankingStep, LinearSoftmaxStep
 from sknce.conditional._kernels import sgd_bag_ranking
 from sknce.losses import ranking_nce
@@ -177,7 +178,7 @@ def test_the_default_pipeline_trains_by_the_compiled_step_and_beats_the_prior(
     module = clf.net_.module_
     assert isinstance(module, scorer) and isinstance(module.encoder, BagEncoder)
     assert isinstance(clf.net_.step_, step)
-    assert type(clf.net_.optimizer_) is optimizer
+    assert type(clf.net_.optimizer_) is built_class(optimizer)  # SGD: torch's, untraced
     # the linear model's epochs were chosen on held-out examples, then refit on all
     history = clf.selection_history_ if regime == "linear" else clf.history_
     assert "valid_loss" in history[-1]

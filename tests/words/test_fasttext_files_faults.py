@@ -22,6 +22,8 @@ from sknce.words import (
     save_facebook_model,
 )
 
+pytestmark = pytest.mark.attack("fastText .bin files")
+
 # Offsets of the current layout's header fields (fasttext.cc, args.cc, dictionary.cc).
 OFFSET = {
     "magic": 0, "version": 4, "dim": 8, "ws": 12, "epoch": 16, "min_count": 20, "neg": 24,

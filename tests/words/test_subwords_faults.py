@@ -13,6 +13,8 @@ from sknce import ACEWord2Vec
 from sknce.words import RULE_DEFAULT, RULE_DISCARD, SubwordVectors, WordVectors
 from sknce.words._subword_model import MAX_AMPLIFICATION, amplification
 
+pytestmark = pytest.mark.attack("SubwordVectors and the subword options of ACEWord2Vec")
+
 WORDS = ["walk", "talk", "naïve", "日本", ""]
 RNG = np.random.default_rng(0)
 VOCAB = RNG.normal(size=(5, 4))

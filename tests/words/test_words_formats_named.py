@@ -16,6 +16,8 @@ from sknce import _files
 from sknce.datasets import NpzChunks, save_npz_chunks
 from sknce.words import SubwordVectors, WordVectors
 
+pytestmark = pytest.mark.attack("Readers naming what they found")
+
 RNG = np.random.default_rng(0)
 WV = WordVectors(["the", "of", "café"], RNG.normal(size=(3, 4)).astype(np.float32))
 SV = SubwordVectors(["the", "of"], RNG.normal(size=(2, 4)), RNG.normal(size=(10, 4)))

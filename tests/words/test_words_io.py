@@ -1,6 +1,7 @@
 """Word-vector files: exact round trips, gensim compatibility, hostile files, atomic writes."""
 
 import gzip
+import mmap
 import os
 import stat
 import tracemalloc
@@ -93,6 +94,54 @@ def test_mmap_shares_the_file_and_is_read_only(wv, tmp_path):
     copy_on_write = WordVectors.load(path, mmap="c")
     copy_on_write.unit_normalize_all()
     _assert_identical(WordVectors.load(path), wv)  # the file is unchanged
+
+
+def _mapped_file(path, n_words, n_dims):
+    """A native file of ``n_words`` random rows; returns its words and its matrix, writable."""
+    words = [f"w{i}" for i in range(n_words)]
+    rows = np.random.default_rng(1).standard_normal((n_words, n_dims)).astype(np.float32)
+    WordVectors(words, rows).save(path)
+    return words, np.load(_io.native_matrix_path(path), mmap_mode="r+")
+
+
+@pytest.mark.parametrize("mmap", ["r", "c"])
+def test_mmap_load_refuses_nan_rows_past_the_released_pages(tmp_path, mmap):
+    # The check releases the pages of each block it has read (mode "r"): the rows after
+    # them must still be read, and a NaN there named.
+    path = tmp_path / "model.wv"
+    words, matrix = _mapped_file(path, 4000, 300)
+    matrix[3000, 7] = np.nan
+    matrix[3500] = np.inf
+    matrix.flush()
+    del matrix
+    with pytest.raises(ValueError, match="vector of 'w3000' and 1 more words has non-finite"):
+        WordVectors.load(path, mmap=mmap)
+
+
+def _rss_file_kib() -> int:
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("RssFile:"))
+
+
+@pytest.mark.skipif(
+    not (os.path.exists("/proc/self/status") and hasattr(mmap, "MADV_DONTNEED")),
+    reason="reads the process's resident file pages from Linux's /proc/self/status",
+)
+def test_mmap_r_load_leaves_the_matrix_mapped_but_not_resident(tmp_path):
+    path = tmp_path / "model.wv"
+    words, matrix = _mapped_file(path, 16000, 512)  # 32 MiB
+    del matrix
+    before = _rss_file_kib()
+    loaded = WordVectors.load(path, mmap="r")
+    grown = _rss_file_kib() - before
+    assert grown < 8 * 1024, f"the load left {grown} KiB of the 32 MiB matrix resident"
+    base = loaded.vectors
+    while not isinstance(base, np.memmap):
+        base = base.base
+    assert base.mode == "r" and str(base.filename) == str(_io.native_matrix_path(path))
+    reread = np.load(_io.native_matrix_path(path))
+    np.testing.assert_array_equal(loaded.vectors, reread)  # released pages read back whole
+    assert loaded.most_similar("w5", topn=1)[0][0] in words
 
 
 @settings(

@@ -1,7 +1,9 @@
-"""Word vectors load, answer and save without the trainer: no torch, skorch or numba.
+"""What word vectors and the word2vec fit import.
 
-Each check runs in a fresh interpreter, since this test session has imported torch
-long ago.
+Word vectors load, answer and save without the trainer: no torch, skorch or numba.
+The compiled-kernel fit imports torch but not ``torch._dynamo`` (and sympy), which
+torch's optimizers import at their first call. Each check runs in a fresh
+interpreter, since this test session has imported torch long ago.
 """
 
 import os
@@ -80,6 +82,28 @@ else:
 """
 
 
+# The compiled kernels' fits at the defaults (SGD, the CPU), NCE and ACE, then queries.
+KERNEL_FIT = r"""
+import sys
+
+from sknce import ACEWord2Vec
+from sknce._steps import KernelStep
+
+docs = [["the", "cat", "sat", "on", "the", "mat"], ["a", "dog", "ran", "to", "the", "cat"]] * 20
+for adversarial in (False, True):
+    model = ACEWord2Vec(
+        n_components=8, min_count=1, sample=0, max_epochs=2, adversarial=adversarial,
+        random_state=0,
+    ).fit(docs)
+    assert isinstance(model.net_.step_, KernelStep), model.net_.step_
+    model.partial_fit(docs)
+    model.wv_.most_similar("cat", topn=2)
+heavy = sorted({"torch._dynamo", "sympy"} & set(sys.modules))
+print("loaded:", heavy)
+assert not heavy, f"the compiled-kernel fit imported {heavy}"
+"""
+
+
 def _run(code: str, *args) -> subprocess.CompletedProcess:
     path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
     env = {**os.environ, "PYTHONPATH": path}
@@ -106,3 +130,15 @@ def test_the_check_fails_when_torch_is_loaded(tmp_path):
 def test_the_trainer_names_still_import_from_sknce_words(code):
     result = _run(code)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+
+
+def test_the_compiled_kernel_fit_imports_no_torch_dynamo():
+    result = _run(KERNEL_FIT)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "loaded: []" in result.stdout
+
+
+def test_the_fit_check_fails_when_torch_dynamo_is_loaded():
+    result = _run("import torch._dynamo\n" + KERNEL_FIT)
+    assert result.returncode != 0
+    assert "imported ['sympy', 'torch._dynamo']" in result.stderr
