@@ -78,7 +78,7 @@ from bench_vs_fasttext import (  # noqa: E402
 TOP = 5
 #: The label counts of the sweeps.
 SWEEP = {
-    "article": (2, 5, 10, 20, 50, 105, 128, 129, 200, 500, 1000, 1500, 2000),
+    "article": (2, 5, 10, 20, 50, 105, 128, 129, 200, 500, 1000, 1500, 2000, 2500, 3000),
     "centre": (2, 10, 100, 500, 1000, 2000, 3000, 5000),
 }
 WHITESPACE = r"\S+"

@@ -349,6 +349,10 @@ class BaseNCE(BaseEstimator):
         """The optimizer class of a new network: ``optimizer``."""
         return self.optimizer
 
+    def _optimizer_options(self) -> dict:
+        """The options of the network's optimizer: ``optimizer_kwargs``."""
+        return dict(self.optimizer_kwargs or {})
+
     def _progress_bar(self) -> ProgressBar:
         return ProgressBar()
 
@@ -1003,7 +1007,7 @@ class BaseNCE(BaseEstimator):
         self, module, criterion, seeds, device, validation, callbacks, net_class, net_kwargs
     ):
         """The skorch net of a new fit (``net_kwargs`` hold its epochs and batch size)."""
-        options = {f"optimizer__{k}": v for k, v in (self.optimizer_kwargs or {}).items()}
+        options = {f"optimizer__{k}": v for k, v in self._optimizer_options().items()}
         return net_class(
             module=module,
             criterion=criterion,

@@ -351,7 +351,7 @@ def apply_common_params(estimator, net) -> None:
                 "(warm_start=False)."
             )
         net.optimizer = estimator._optimizer_class()
-        for key, value in new_kwargs.items():
+        for key, value in estimator._optimizer_options().items():
             setattr(net, f"optimizer__{key}", value)
         net.initialize_optimizer()
     if _differs(built["callbacks"], current["callbacks"]):

@@ -93,6 +93,10 @@ _PLAN_STATED = {
     ),
     "LINEAR_MARGIN": ("hidden_layer_sizes", r"additive margin of ([\d.]+)"),
     "SPARSE_RATIO": ("sparse_embeddings", r"at least (\d+) times as many rows"),
+    "LINEAR_SGD_LR": ("lr", r"plus ([\d.]+) times the damping"),
+    "LINEAR_DAMPING_CLASSES": ("lr", r"damping ``\(n_classes / ([\d,]+)\) \*\* \d+``"),
+    "LINEAR_DAMPING_POWER": ("lr", r"damping ``\(n_classes / [\d,]+\) \*\* (\d+)``"),
+    "LINEAR_THREAD_WORK": ("n_jobs", r"one thread per ([\d,]+) multiply-adds"),
 }
 
 

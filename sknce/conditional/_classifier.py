@@ -367,7 +367,10 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         take a larger rate), within [0.1, 1]; for the linear model trained by
         :class:`~sknce.optim.RowAdagrad` (or SGD), 8 over the square root of that
         mean, within [0.25, 4] (a row of the unit-norm weighted input sums to
-        about that root, so each example's scores move alike); each decaying linearly to
+        about that root, so each example's scores move alike), plus 9 times the
+        damping ``(n_classes / 350) ** 6`` that RowAdagrad then adds to the root of
+        its accumulators (its ``eps``): AdaGrad with few classes, moving
+        continuously to SGD at that rate with many; each decaying linearly to
         0.01% of it over ``max_epochs`` (fastText's and word2vec's schedule;
         ``partial_fit`` calls count as epochs; no decay with an ``LRScheduler``
         callback or a given ``lr``); else 1e-3.
@@ -425,7 +428,10 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         compiled-step thread, and one torch thread while a step is small (as at the
         defaults); ``-1`` all the cores. With more than one the compiled steps'
         threads update shared rows without locks (Hogwild, as fastText's), and a fit
-        is no longer bit-reproducible. See :ref:`threads`.
+        is no longer bit-reproducible. The linear model's step takes one thread per
+        10,000 multiply-adds of an example's scores (stored entries times
+        ``n_classes``) at most, where more threads contend for the same rows instead
+        of sharing the work (``plan_.n_jobs``). See :ref:`threads`.
     accelerator : accelerate.Accelerator or None, default=None
         Train data-parallel over the processes of ``accelerate launch`` (or
         ``torchrun``), on the accelerator's device and in its mixed precision: every
@@ -1168,6 +1174,13 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
 
     def _optimizer_class(self) -> type:
         return self._classifier_plan.optimizer
+
+    def _optimizer_options(self) -> dict:
+        """The user's options, and the plan's damping as RowAdagrad's ``eps``."""
+        options = super()._optimizer_options()
+        if self._classifier_plan.damping:
+            options["eps"] = self._classifier_plan.damping
+        return options
 
     def fit(self, X, y=None, sample_weight=None) -> ConditionalNCEClassifier:
         """Fit the model by NCE (or the full softmax for ``objective="mle"``).

@@ -190,7 +190,7 @@ class LinearSoftmaxStep(KernelStep):
         Threads of the kernel (Hogwild with more than one: not bit-reproducible).
     optimizer : {RowAdagrad, torch.optim.SGD}, default=RowAdagrad
         The update the kernel implements; the step applies when the net trains
-        with this optimizer, at its default ``eps``.
+        with this optimizer (RowAdagrad at any ``eps``, its only option).
     margin : float, default=0.0
         The training margin of the objective (``MarginSoftmaxLoss``'s).
     """
@@ -199,6 +199,12 @@ class LinearSoftmaxStep(KernelStep):
         super().__init__(n_jobs)
         self.optimizer = optimizer
         self.margin = float(margin)
+
+    def runs(self, device, optimizer: type, options: dict) -> bool:
+        """The engine's conditions; RowAdagrad's ``eps`` is the kernel's too."""
+        if optimizer is RowAdagrad:
+            options = {k: v for k, v in options.items() if k != "eps"}
+        return super().runs(device, optimizer, options)
 
     def applies(self, net) -> bool:
         """The engine's conditions, and a scorer and objective the kernel implements."""

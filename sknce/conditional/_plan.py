@@ -16,7 +16,8 @@ Three regimes (the figures behind each constant are in ``benchmarks/README.md``,
   model costs at most ``_LINEAR_COST`` times a factored one per example
   (:func:`linear_fits`): :class:`~sknce.nn.LinearLabelScorer` over the weighted bag
   (``bag="log1p-idf"``), the exact softmax of every class with a training margin,
-  row-wise AdaGrad in a compiled step, the held-out log-likelihood choosing the
+  row-wise AdaGrad in a compiled step (damped towards plain SGD as the classes
+  grow, :func:`linear_damping`), the held-out log-likelihood choosing the
   epoch and a temperature;
 * ``"bag"``: a sparse ``X`` otherwise: fastText's factored model (the mean of the
   features' rows, a label embedding) trained by ranking NCE, compiled SGD where the
@@ -36,7 +37,14 @@ from sknce._checks import _differs, check_n_jobs
 from sknce.conditional._multilabel import EPOCH_RANGE, ROW_UPDATES, MultilabelPlan
 from sknce.optim import LazyAdam, RowAdagrad
 
-__all__ = ["ClassifierPlan", "DataFacts", "linear_fits", "resolve_plan"]
+__all__ = [
+    "ClassifierPlan",
+    "DataFacts",
+    "linear_damping",
+    "linear_fits",
+    "linear_threads",
+    "resolve_plan",
+]
 
 #: ``sparse_embeddings="auto"``: sparse tables once they have this many times the rows a
 #: training step reads (below, a lazy update of the rows touched costs more than a dense
@@ -84,6 +92,20 @@ LINEAR_LR_RANGE = (0.25, 4.0)
 LINEAR_MARGIN = 1.0
 LINEAR_EXAMPLES = 200_000
 LINEAR_EPOCH_RANGE = (3, 50)
+#: With many classes row-wise AdaGrad stalls (one accumulator pools the gradients of
+#: every class's weight of a feature) where plain SGD keeps learning: ``lr="auto"``
+#: adds the damping ``(n_classes / LINEAR_DAMPING_CLASSES) ** LINEAR_DAMPING_POWER``
+#: to the root of the accumulators (RowAdagrad's ``eps``) and ``LINEAR_SGD_LR`` times
+#: it to the rate, so the update moves continuously from AdaGrad (few classes) to SGD
+#: at rate ``LINEAR_SGD_LR`` (many).
+#: The linear kernel's threads: one per ``LINEAR_THREAD_WORK`` multiply-adds of an
+#: example's scores (``entries * n_classes``), at most ``n_jobs``. Below, Hogwild's
+#: threads contend for the same rows (the biases, the frequent features) more than they
+#: share the work.
+LINEAR_THREAD_WORK = 10_000
+LINEAR_DAMPING_CLASSES = 350
+LINEAR_DAMPING_POWER = 6
+LINEAR_SGD_LR = 9.0
 
 #: The classifier's parameters a plan is resolved from (its snapshot).
 _PLAN_PARAMS = (
@@ -211,6 +233,12 @@ class ClassifierPlan:
         (:data:`sknce.conditional._multilabel.STOP_EARLY`).
     params : tuple of (str, object)
         The parameters the plan was resolved from.
+    damping : float
+        Added to the root of RowAdagrad's accumulators (its ``eps``) in the linear
+        regime (:func:`linear_damping`); 0: RowAdagrad's own.
+    max_threads : int
+        The most threads that pay for the compiled step (:func:`linear_threads`);
+        ``n_jobs`` is at most this; 0: no bound.
     """
 
     regime: str
@@ -238,6 +266,8 @@ class ClassifierPlan:
     refit: bool
     early_stopping: bool
     params: tuple
+    damping: float = 0.0
+    max_threads: int = 0
 
     def epochs(self, n_train: int, auto_epochs) -> int:
         """The epochs of a fit on ``n_train`` training examples.
@@ -320,8 +350,9 @@ class ClassifierPlan:
             raise ValueError(message)
         params = dict(self.params)
         now = _snapshot(estimator)
+        n_jobs = check_n_jobs(now["n_jobs"])
         changes: dict = {
-            "n_jobs": check_n_jobs(now["n_jobs"]),
+            "n_jobs": min(n_jobs, self.max_threads) if self.max_threads else n_jobs,
             "params": tuple(now.items()),
             "lr": self.auto_lr if now["lr"] == "auto" else float(now["lr"]),
             "max_epochs": None if estimator.max_epochs == "auto" else estimator.max_epochs,
@@ -373,6 +404,43 @@ def linear_fits(n_classes: int, n_features: int, entries: float) -> bool:
     )
 
 
+def linear_damping(n_classes: int) -> float:
+    """The damping of the linear regime's RowAdagrad with ``lr="auto"``.
+
+    ``(n_classes / LINEAR_DAMPING_CLASSES) ** LINEAR_DAMPING_POWER``: about 0 with
+    few classes (AdaGrad), large with many (the update becomes SGD at rate
+    ``LINEAR_SGD_LR``), continuous in between.
+
+    Parameters
+    ----------
+    n_classes : int
+
+    Returns
+    -------
+    float
+    """
+    return float((n_classes / LINEAR_DAMPING_CLASSES) ** LINEAR_DAMPING_POWER)
+
+
+def linear_threads(n_classes: int, entries: float) -> int:
+    """The most threads that pay for the linear model's compiled step.
+
+    One per ``LINEAR_THREAD_WORK`` multiply-adds of an example's scores
+    (``entries * n_classes``), at least one.
+
+    Parameters
+    ----------
+    n_classes : int
+    entries : float
+        Mean stored entries per row.
+
+    Returns
+    -------
+    int
+    """
+    return max(1, int(entries * n_classes // LINEAR_THREAD_WORK))
+
+
 def _sparse_optimizer(optimizer: type, kwargs: dict) -> type | None:
     """The optimizer ``sparse_embeddings="auto"`` trains sparse tables with, or None.
 
@@ -388,10 +456,12 @@ def _sparse_optimizer(optimizer: type, kwargs: dict) -> type | None:
     return None
 
 
-def _auto_lr(regime: str, kernel: bool, entries: float | None) -> float:
-    """The rate of ``lr="auto"`` for the regime and its step."""
+def _auto_lr(regime: str, kernel: bool, entries: float | None, damping: float = 0.0) -> float:
+    """The rate of ``lr="auto"`` for the regime and its step (and the linear regime's
+    damping)."""
     if regime == "linear" and kernel:
-        return float(np.clip(LINEAR_LR / np.sqrt(max(entries, 1.0)), *LINEAR_LR_RANGE))
+        adagrad = np.clip(LINEAR_LR / np.sqrt(max(entries, 1.0)), *LINEAR_LR_RANGE)
+        return float(adagrad + LINEAR_SGD_LR * damping)
     if regime == "bag" and kernel:
         return float(np.clip(BAG_LR_PER_ENTRY * (entries or 0.0), *BAG_LR_RANGE))
     return ADAM_LR
@@ -457,7 +527,7 @@ def resolve_plan(
     kwargs = dict(estimator.optimizer_kwargs or {})
     n_classes = facts.n_classes
     objective = "ova" if facts.multilabel else estimator.objective
-    margin, exhaustive, n_negatives = 0.0, False, 0
+    margin, exhaustive, n_negatives, damping, max_threads = 0.0, False, 0, 0.0, 0
     bag = None
     if facts.entries is not None:
         bag = estimator.bag
@@ -476,6 +546,10 @@ def resolve_plan(
             margin = LINEAR_MARGIN
         objective = "softmax"
         width = n_classes
+        if kernel and optimizer is RowAdagrad and estimator.lr == "auto":
+            damping = linear_damping(n_classes)
+        if kernel:
+            max_threads = linear_threads(n_classes, facts.entries)
         epoch_rule = (LINEAR_EXAMPLES, *LINEAR_EPOCH_RANGE)
     elif (
         regime == "bag"
@@ -507,7 +581,7 @@ def resolve_plan(
     if batch_size == "auto":
         batch_size = BAG_BATCH if kernel else AUTOGRAD_BATCH
     n_norm = estimator.n_norm_samples if estimator.self_normalization > 0 else 0
-    auto_lr = _auto_lr(regime, kernel, facts.entries)
+    auto_lr = _auto_lr(regime, kernel, facts.entries, damping)
     shared = bool(estimator.shared_negatives) or exhaustive
     plan = dict(
         regime=regime,
@@ -532,7 +606,11 @@ def resolve_plan(
         refit=regime == "linear",
         early_stopping=bool(estimator.early_stopping),
         params=tuple(_snapshot(estimator).items()),
+        damping=damping,
+        max_threads=max_threads,
     )
+    if max_threads:
+        plan["n_jobs"] = min(plan["n_jobs"], max_threads)
     return _with_sparse_tables(estimator, facts, plan, optimizer, accelerator_processes)
 
 

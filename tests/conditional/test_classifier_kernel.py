@@ -203,7 +203,8 @@ def test_a_fit_on_one_thread_is_reproducible():
     assert np.abs(other.fit(texts, y).predict_proba(texts[:50]) - first).max() > 1e-4
 
 
-def test_two_threads_train_as_well():
+def test_two_threads_train_as_well(monkeypatch):
+    monkeypatch.setattr(plan_module, "LINEAR_THREAD_WORK", 1)  # threads for tiny models
     texts, y = _bags(3000)
     one = _pipeline().fit(texts[:2000], y[:2000]).score(texts[2000:], y[2000:])
     two = _pipeline(n_jobs=2).fit(texts[:2000], y[:2000])

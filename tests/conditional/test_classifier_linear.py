@@ -90,20 +90,26 @@ def _kernel_steps(scorer, optimizer, X, idf, labels, margin, weights):
     )
 
 
-@pytest.mark.parametrize("optimizer_class", [RowAdagrad, torch.optim.SGD])
+@pytest.mark.parametrize(
+    "optimizer_class, options",
+    [(RowAdagrad, {}), (RowAdagrad, {"eps": 2.0}), (torch.optim.SGD, {})],
+    ids=["adagrad", "damped-adagrad", "sgd"],
+)
 @pytest.mark.parametrize("margin", [0.0, 1.0])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_the_linear_kernel_is_autograd_example_by_example(optimizer_class, margin, weighted):
+def test_the_linear_kernel_is_autograd_example_by_example(
+    optimizer_class, options, margin, weighted
+):
     """Same losses and parameters (and AdaGrad sums) as autograd's per-example steps."""
     scorer, X, idf, labels = _problem(7)
     weights = np.linspace(0.5, 2.0, 7) if weighted else None
     start = {k: v.clone() for k, v in scorer.state_dict().items()}
-    optimizer = optimizer_class(scorer.parameters(), lr=0.4)
+    optimizer = optimizer_class(scorer.parameters(), lr=0.4, **options)
     expected_loss = _autograd_steps(scorer, optimizer, X, labels, margin, weights)
     expected = {k: v.clone() for k, v in scorer.state_dict().items()}
     expected_sums = [s["sum"].clone() for s in optimizer.state.values() if "sum" in s]
     scorer.load_state_dict(start)
-    optimizer = optimizer_class(scorer.parameters(), lr=0.4)
+    optimizer = optimizer_class(scorer.parameters(), lr=0.4, **options)
     loss = _kernel_steps(scorer, optimizer, X, idf, labels, margin, weights)
     assert loss == pytest.approx(expected_loss, rel=1e-9)
     for name, value in scorer.state_dict().items():

@@ -20,7 +20,13 @@ from sklearn.pipeline import make_pipeline
 import sknce.conditional._plan as plan_module
 from sknce import ConditionalNCEClassifier
 from sknce.conditional._kernel_step import BagRankingStep, LinearSoftmaxStep
-from sknce.conditional._plan import DataFacts, linear_fits, resolve_plan
+from sknce.conditional._plan import (
+    DataFacts,
+    linear_damping,
+    linear_fits,
+    linear_threads,
+    resolve_plan,
+)
 from sknce.losses import MarginSoftmaxLoss, RankingNCELoss
 from sknce.nn import BagEncoder, BagWeighting, LabelScorer, LinearLabelScorer
 from sknce.optim import LazyAdam, RowAdagrad
@@ -85,19 +91,84 @@ def test_the_linear_plan():
     assert (plan.width, plan.n_negatives, plan.objective) == (50, 0, "softmax")
     assert plan.margin == plan_module.LINEAR_MARGIN and plan.bag == "log1p-idf"
     assert plan.optimizer is RowAdagrad and plan.kernel and plan.lr_decay
-    assert plan.lr == pytest.approx(plan_module.LINEAR_LR / 6)
+    damping = linear_damping(50)
+    assert plan.damping == damping > 0
+    assert plan.lr == pytest.approx(
+        plan_module.LINEAR_LR / 6 + plan_module.LINEAR_SGD_LR * damping
+    )
     assert plan.batch_size == plan_module.BAG_BATCH
     assert plan.calibrate and plan.refit
     assert not plan.sparse_embeddings
     # the rate's range, at one stored entry and at very long rows
-    assert (
-        resolve_plan(ConditionalNCEClassifier(), _facts(2, entries=1.0)).lr
-        == (plan_module.LINEAR_LR_RANGE[1])
+    sgd_part = plan_module.LINEAR_SGD_LR * linear_damping(2)
+    assert resolve_plan(ConditionalNCEClassifier(), _facts(2, entries=1.0)).lr == pytest.approx(
+        plan_module.LINEAR_LR_RANGE[1] + sgd_part
     )
-    assert (
-        resolve_plan(ConditionalNCEClassifier(), _facts(2, entries=1e4)).lr
-        == (plan_module.LINEAR_LR_RANGE[0])
+    assert resolve_plan(ConditionalNCEClassifier(), _facts(2, entries=1e4)).lr == pytest.approx(
+        plan_module.LINEAR_LR_RANGE[0] + sgd_part
     )
+
+
+def _first_rates(n_classes: int, entries: float = 30.0) -> tuple[float, float]:
+    """The linear plan's step per unit gradient on a row's first small and large updates:
+    ``lr / (|g| + damping)`` at ``|g|`` = 0.01 and 1."""
+    plan = resolve_plan(ConditionalNCEClassifier(), _facts(n_classes, entries=entries))
+    return tuple(plan.lr / (g + plan.damping) for g in (0.01, 1.0))
+
+
+def test_the_damping_moves_the_update_from_adagrad_to_sgd_continuously():
+    sgd_lr = plan_module.LINEAR_SGD_LR
+    switch = plan_module.LINEAR_DAMPING_CLASSES
+    assert linear_damping(switch) == pytest.approx(1.0)
+    # AdaGrad where there are few classes: a small gradient takes a large step
+    small, large = _first_rates(20)
+    assert linear_damping(20) < 1e-3 and small > 50 * large
+    # SGD at LINEAR_SGD_LR where there are many: every step is about sgd_lr per unit gradient
+    for n_classes in (1000, 2000):
+        small, large = _first_rates(n_classes)
+        assert small == pytest.approx(sgd_lr, rel=0.05) and large == pytest.approx(
+            sgd_lr, rel=0.05
+        )
+    # continuous across the whole range: neighbouring label counts, neighbouring rules
+    counts = np.arange(2, 3001)
+    rates = np.array([_first_rates(k) for k in counts])
+    assert np.all(np.abs(np.diff(np.log(rates), axis=0)) < 0.05)
+    assert np.all(np.diff(rates[:, 0]) < 0) and np.all(np.diff(rates[:, 1]) > 0)
+    assert np.all(np.diff([linear_damping(k) for k in counts]) > 0)
+
+
+def test_the_linear_step_takes_the_threads_that_pay_at_most_n_jobs():
+    work = plan_module.LINEAR_THREAD_WORK
+    assert linear_threads(1, 0.5) == 1  # at least one
+    assert linear_threads(100, 2 * work / 100 - 0.01) == 1
+    assert linear_threads(100, 2 * work / 100) == 2
+    assert linear_threads(1000, 3 * work / 1000) == 3
+
+    def threads(n_classes, n_jobs):
+        est = ConditionalNCEClassifier(n_jobs=n_jobs)
+        return resolve_plan(est, _facts(n_classes, entries=work / 100)).n_jobs
+
+    assert threads(199, 4) == 1 and threads(200, 4) == 2 and threads(200, 1) == 1
+    assert threads(400, 2) == 2 and threads(400, 8) == 4
+    # the factored bag's step keeps n_jobs
+    bag = resolve_plan(
+        ConditionalNCEClassifier(n_jobs=4),
+        _facts(50, n_features=plan_module.LINEAR_MAX_WEIGHTS, entries=work / 100),
+    )
+    assert bag.regime == "bag" and bag.n_jobs == 4 and bag.max_threads == 0
+
+
+def test_the_damping_is_the_auto_rates_alone():
+    facts = _facts(1000)
+    assert resolve_plan(ConditionalNCEClassifier(), facts).damping == linear_damping(1000)
+    for params in (
+        {"lr": 0.3},
+        {"optimizer": torch.optim.SGD},
+        {"optimizer_kwargs": {"eps": 1e-6}},
+        {"objective": "binary"},
+    ):
+        plan = resolve_plan(ConditionalNCEClassifier(**params), facts)
+        assert plan.damping == 0.0, params
 
 
 def test_the_linear_plan_keeps_the_users_choices():
@@ -191,6 +262,7 @@ def test_a_linear_fit_builds_what_its_plan_says_and_keeps_no_transient_state():
     np.testing.assert_allclose(weighting.idf.numpy(), clf.idf_, rtol=1e-6)
     assert isinstance(clf.net_.criterion_, MarginSoftmaxLoss)
     assert isinstance(clf.net_.step_, LinearSoftmaxStep)
+    assert clf.net_.optimizer_.param_groups[0]["eps"] == plan.damping > 0
     # the held-out phase chose the epochs of the refit and the temperature
     selected = [row for row in clf.selection_history_ if "valid_loss" in row]
     assert selected and "valid_loss" not in clf.history_[-1]
@@ -277,7 +349,9 @@ def test_honoured_changes_take_effect_in_the_continued_fit(linear_fit):
     assert clf.continue_refusal() is None
     clf.fit(X, y)
     assert clf.plan_.lr == 0.05 and clf.net_.lr == 0.05
-    assert clf.plan_.n_jobs == 2 and clf.net_.step_.n_jobs == 2
+    # n_jobs, within the threads that pay for this small model
+    threads = min(2, clf.plan_.max_threads)
+    assert clf.plan_.n_jobs == threads and clf.net_.step_.n_jobs == threads
     assert clf.net_.batch_size == 64 and clf.plan_.batch_size == 64
     # lr back to "auto": the rate the plan resolved from the data
     clf.set_params(lr="auto").partial_fit(X, y)
