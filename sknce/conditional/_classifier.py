@@ -414,9 +414,9 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         by more than 0.1% for ``patience`` epochs, and restore the best weights. With
         ``init="prior"`` the untrained model counts as epoch 0. A stream of chunks
         holds out its last chunk; ``partial_fit`` holds out nothing. Multi-label:
-        rows are held out, and the monitor is their precision; none in the compiled
-        regime of a sparse ``X``, whose rows all train (``plan_.early_stopping``, see
-        :ref:`multilabel`).
+        rows are held out, and the monitor is their precision; in the compiled regime
+        of a sparse ``X`` its best epoch is then the epochs of a refit on every row
+        (see :ref:`multilabel`).
     validation_fraction : float, default=0.1
         Share of the training examples held out for early stopping.
     patience : int, default=5
@@ -486,8 +486,9 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         Number of epochs run.
     selection_history_ : list of dict
         Where a new network was then trained on every example (``plan_.refit``: the
-        full-rank linear model), the history of the fit on the held-out split that
-        chose its epochs; ``history_`` is the refit's. Absent when no refit followed.
+        linear model, and the compiled regime of a label indicator), the history of
+        the fit on the held-out split that chose its epochs; ``history_`` is the
+        refit's. Absent when no refit followed.
 
     See Also
     --------
@@ -781,7 +782,10 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
 
     def _early_stopping(self) -> ChanceAwareEarlyStopping:
         if self.multilabel_:
-            return _multilabel.PrecisionEarlyStopping(self.patience, _PLATEAU)
+            # a refit takes the held-out rows' best epoch itself, not the last one that
+            # beat it by the plateau's margin
+            plateau = 0.0 if self._classifier_plan.refit else _PLATEAU
+            return _multilabel.PrecisionEarlyStopping(self.patience, plateau)
         # From the prior start, the untrained model is epoch 0: a fit whose epochs never
         # beat the label frequencies on held-out data returns to them.
         return ChanceAwareEarlyStopping(
@@ -998,11 +1002,14 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         temperature = None
         if labels_plan.calibrate and not plan.partial:
             temperature = self._held_out_temperature(dataset)
-        if temperature is not None:
+        held_out = isinstance(self.net_.train_split, HoldOut) and not plan.partial
+        chosen = temperature is not None or (held_out and not labels_plan.calibrate)
+        if chosen and labels_plan.refit and not plan.continues:
             epochs = dict(self.net_.callbacks_)["early_stopping"].best_epoch_
-            if labels_plan.refit and not plan.continues and epochs:
+            if epochs:
                 self.selection_history_ = self.history_
                 self._refit(dataset, data, plan, epochs)
+        if temperature is not None:
             self._scale_scores(temperature)
         del self._classifier_plan
 

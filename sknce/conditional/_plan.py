@@ -225,12 +225,12 @@ class ClassifierPlan:
         A temperature fitted on the held-out examples scales the scores after the fit.
     refit : bool
         After a fit that held out examples, a new network is trained on every example
-        for the epochs the held-out log-likelihood chose.
+        for the epochs the held-out examples chose (their log-likelihood in the linear
+        regime, their rows' precision in the compiled multi-label regime).
     early_stopping : bool
         A new fit holds out ``validation_fraction`` of the examples and stops early on
-        them: the estimator's ``early_stopping``, except in the compiled multi-label
-        regime, where every row trains for the epochs of ``epoch_rule``
-        (:data:`sknce.conditional._multilabel.STOP_EARLY`).
+        them (the estimator's ``early_stopping``); where the plan refits, their best
+        epoch is then the refit's count.
     params : tuple of (str, object)
         The parameters the plan was resolved from.
     damping : float
@@ -664,8 +664,8 @@ def _multilabel_fields(estimator, facts: DataFacts, multilabel: MultilabelPlan) 
         epoch_rule=(ROW_UPDATES, *EPOCH_RANGE) if compiled else (0, 0, 0),
         n_jobs=check_n_jobs(estimator.n_jobs),
         calibrate=False,
-        refit=False,
-        early_stopping=bool(estimator.early_stopping) and multilabel.stops_early,
+        refit=multilabel.refit,
+        early_stopping=bool(estimator.early_stopping),
         params=tuple(_snapshot(estimator).items()),
     )
 

@@ -10,6 +10,7 @@ import torch
 from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 
 from sknce import ConditionalNCEClassifier
+from sknce._engine import HoldOut
 from sknce._steps import AutogradStep
 from sknce.conditional import _multilabel
 from sknce.conditional._kernel_step import BagOneVsAllStep
@@ -129,7 +130,7 @@ def test_early_stopping_holds_out_rows_and_monitors_their_precision():
     texts, Y = _texts(400)
     X = CountVectorizer(token_pattern=r"\S+").fit_transform(texts).toarray()  # autograd
     clf = ConditionalNCEClassifier(max_epochs=4, random_state=0).fit(X, Y)
-    assert clf.plan_.early_stopping
+    assert not clf.plan_.refit and not hasattr(clf, "selection_history_")
     first = clf.net_.history[0]["batches"]
     held_out = sum(b["valid_batch_size"] for b in first if "valid_batch_size" in b)
     trained = sum(b["train_batch_size"] for b in first if "train_batch_size" in b)
@@ -139,37 +140,75 @@ def test_early_stopping_holds_out_rows_and_monitors_their_precision():
     assert any(row["valid_precision_best"] for row in clf.history_)
 
 
+def test_the_compiled_regime_refits_every_row_for_the_held_out_rows_best_epoch(monkeypatch):
+    splits = []
+    split = HoldOut.__call__
+
+    def recorded(self, dataset, y=None, **fit_params):
+        train, valid = split(self, dataset, y, **fit_params)
+        splits.append((len(train), len(valid)))
+        return train, valid
+
+    monkeypatch.setattr(HoldOut, "__call__", recorded)
+    texts, Y = _texts(400)
+    X = CountVectorizer(token_pattern=r"\S+").fit_transform(texts)
+    clf = ConditionalNCEClassifier(max_epochs=6, random_state=0).fit(X, Y)
+    assert clf.plan_.refit and clf.plan_.early_stopping
+    # the choosing fit held out rows (each with all its labels), not (row, label) pairs
+    assert splits and set(splits) == {(400 - math.ceil(0.1 * 400), math.ceil(0.1 * 400))}
+    selection = clf.selection_history_
+    precision = [row["valid_precision"] for row in selection]
+    best = int(np.argmax(precision)) + 1  # the first epoch of the highest precision
+    assert clf.n_iter_ == best and len(selection) >= best
+    # the refit trains every row (none held out) and validates none
+    first = clf.net_.history[0]["batches"]
+    assert sum(b["train_batch_size"] for b in first if "train_batch_size" in b) == 400
+    assert not any("valid_batch_size" in b for b in first)
+    assert "valid_precision" not in clf.history_[-1]
+
+
 @pytest.mark.parametrize(
-    "params, sparse, expected",
+    "params, sparse, stops, refit",
     [
-        ({}, True, False),  # the compiled regime: the rows all train
-        ({"early_stopping": False}, True, False),
-        ({}, False, True),  # dense: autograd, rows held out
-        ({"optimizer": LazyAdam}, True, True),  # sparse but autograd
-        ({"early_stopping": False}, False, False),
+        ({}, True, True, True),  # the compiled regime: rows held out, then a refit
+        ({"early_stopping": False}, True, False, True),  # every row, max_epochs: no refit
+        ({}, False, True, False),  # dense: autograd keeps the held-out fit's best epoch
+        ({"optimizer": LazyAdam}, True, True, False),  # sparse but autograd
+        ({"early_stopping": False}, False, False, False),
     ],
 )
-def test_the_plan_stops_early_outside_the_compiled_regime_only(params, sparse, expected):
+def test_the_plan_says_whether_rows_are_held_out_and_then_refitted(params, sparse, stops, refit):
     X, Y = _counts()
     X = X if sparse else X.toarray()
     plan = _classifier_plan(X, Y, **params) if sparse else None
-    clf = ConditionalNCEClassifier(max_epochs=1, random_state=0, **params).fit(X, Y)
-    assert clf.plan_.early_stopping is expected
-    assert plan is None or plan.early_stopping is expected
-    assert ("valid_loss" in clf.history_[-1]) is expected
+    clf = ConditionalNCEClassifier(max_epochs=2, random_state=0, **params).fit(X, Y)
+    assert (clf.plan_.early_stopping, clf.plan_.refit) == (stops, refit)
+    assert plan is None or (plan.early_stopping, plan.refit) == (stops, refit)
+    assert hasattr(clf, "selection_history_") is (stops and refit)
+    # the fitted network's history validates only where no refit followed the hold-out
+    assert ("valid_loss" in clf.history_[-1]) is (stops and not refit)
 
 
-def test_the_compiled_regime_trains_every_row_for_the_epochs_of_all_rows():
-    # 5,400 rows: about 18.5 epochs of ROW_UPDATES, 20.6 (clipped to 20) of the 90%
-    # that a hold-out would leave
-    texts, Y = _texts(5400)
+def test_a_fit_without_early_stopping_or_a_partial_fit_does_not_refit():
+    texts, Y = _texts(200)
     X = CountVectorizer(token_pattern=r"\S+").fit_transform(texts)
-    clf = ConditionalNCEClassifier(random_state=0).fit(X, Y)
-    first = clf.net_.history[0]["batches"]
-    assert sum(b["train_batch_size"] for b in first if "train_batch_size" in b) == 5400
-    assert not any("valid_batch_size" in b for b in first)
-    assert clf.n_iter_ == clf.plan_.epochs(5400, None) == round(_multilabel.ROW_UPDATES / 5400)
-    assert clf.plan_.epochs(5400, None) != clf.plan_.epochs(5400 - 540, None)
+    clf = ConditionalNCEClassifier(max_epochs=3, early_stopping=False, random_state=0)
+    assert clf.fit(X, Y).n_iter_ == 3 and not hasattr(clf, "selection_history_")
+    partial = ConditionalNCEClassifier(random_state=0).partial_fit(X, Y)
+    assert partial.n_iter_ == 1 and not hasattr(partial, "selection_history_")
+    refitted = ConditionalNCEClassifier(max_epochs=3, random_state=0).fit(X, Y)
+    assert hasattr(refitted, "selection_history_")
+    refitted.set_params(early_stopping=False).fit(X, Y)
+    assert not hasattr(refitted, "selection_history_")  # not a former fit's
+
+
+def test_a_continued_fit_does_not_refit():
+    texts, Y = _texts(200)
+    X = CountVectorizer(token_pattern=r"\S+").fit_transform(texts)
+    clf = ConditionalNCEClassifier(max_epochs=3, warm_start=True, random_state=0).fit(X, Y)
+    first = clf.n_iter_
+    clf.fit(X, Y)
+    assert clf.n_iter_ > first  # the held-out net continued: no new network
 
 
 def test_held_out_precision_is_the_mean_precision_at_1_to_5_of_the_labelled_rows():
