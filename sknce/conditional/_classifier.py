@@ -260,7 +260,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         (:class:`~sknce.losses.MarginSoftmaxLoss`), where a per-example update of
         its ``n_classes`` scores costs at most 32 times the factored model's
         ``64 * (entries + 17)``, with ``entries`` the mean stored entries of a
-        row, and its table holds at most 2**26 numbers; otherwise the factored
+        row, and its table holds at most 2**27 numbers; otherwise the factored
         :class:`~sknce.nn.BagEncoder`, the weighted mean of the rows of the
         features present (fastText's hidden layer; see :ref:`huge_label_spaces`).
         Both train by a compiled step on the CPU with the default optimizer; the

@@ -59,6 +59,28 @@ def test_the_linear_model_holds_while_its_table_fits():
     assert resolve_plan(est, _facts(64, limit // 64 + 1, 32.0)).regime == "bag"
 
 
+#: The article task cut into thousands of classes (``bench_label_count.py --sweep article``):
+#: its features and mean stored entries per row. Under the earlier cap of 2**26 weights
+#: its table passed the cap at 2,205 classes, and the factored bag that took over learnt
+#: nothing from 3-4 training rows per class (accuracy 0 at 2,500 and 3,000 classes).
+ARTICLE_FEATURES, ARTICLE_ENTRIES = 30_439, 32.35
+
+
+@pytest.mark.parametrize("n_classes", [2_204, 2_205, 2_500, 3_000])
+def test_article_chunks_of_a_few_thousand_classes_keep_the_linear_model(n_classes):
+    facts = _facts(n_classes, ARTICLE_FEATURES, ARTICLE_ENTRIES)
+    plan = resolve_plan(ConditionalNCEClassifier(), facts)
+    assert plan.regime == "linear" and plan.width == n_classes
+
+
+def test_on_article_chunks_the_cost_rule_switches_before_the_table_cap():
+    k = _largest_linear(ARTICLE_ENTRIES)
+    assert k > 3_000 and (k + 1) * ARTICLE_FEATURES <= plan_module.LINEAR_MAX_WEIGHTS
+    est = ConditionalNCEClassifier()
+    assert resolve_plan(est, _facts(k, ARTICLE_FEATURES, ARTICLE_ENTRIES)).regime == "linear"
+    assert resolve_plan(est, _facts(k + 1, ARTICLE_FEATURES, ARTICLE_ENTRIES)).regime == "bag"
+
+
 @pytest.mark.parametrize(
     "params",
     [
