@@ -7,12 +7,14 @@ honoured or refused with the fix named.
 
 import math
 import pickle
+import warnings
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 import torch
 from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
@@ -79,6 +81,36 @@ def test_on_article_chunks_the_cost_rule_switches_before_the_table_cap():
     est = ConditionalNCEClassifier()
     assert resolve_plan(est, _facts(k, ARTICLE_FEATURES, ARTICLE_ENTRIES)).regime == "linear"
     assert resolve_plan(est, _facts(k + 1, ARTICLE_FEATURES, ARTICLE_ENTRIES)).regime == "bag"
+
+
+def _three_rows_per_class(n_classes, seed):
+    """Sparse counts where each class owns 3 features (2 in each of its rows) and every row
+    has 3 noise features among 400."""
+    rng = np.random.default_rng(seed)
+    y = np.repeat(np.arange(n_classes), 3)
+    own = 3 * y[:, None] + np.array([rng.permutation(3)[:2] for _ in y])
+    cols = np.hstack([own, rng.integers(3 * n_classes, 400, size=(y.size, 3))])
+    rows = np.repeat(np.arange(y.size), cols.shape[1])
+    X = sp.csr_matrix((np.ones(cols.size), (rows, cols.ravel())), shape=(y.size, 400))
+    return X, y
+
+
+def test_a_fit_that_keeps_the_prior_start_says_so():
+    # The failure behind the cliff: the factored bag never beats the label frequencies
+    # from 3 rows per class, and early stopping silently restored them (one class for all).
+    X, y = _three_rows_per_class(64, seed=0)
+    with pytest.warns(ConvergenceWarning, match="restored the prior start"):
+        est = ConditionalNCEClassifier(n_negatives=16, random_state=0).fit(X, y)
+    assert est.plan_.regime == "bag" and np.unique(est.predict(X)).size == 1
+
+
+def test_the_linear_model_learns_from_three_rows_per_class_without_a_warning():
+    X, y = _three_rows_per_class(64, seed=0)
+    X_test, y_test = _three_rows_per_class(64, seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est = ConditionalNCEClassifier(random_state=0).fit(X, y)
+    assert est.plan_.regime == "linear" and est.score(X_test, y_test) > 0.9
 
 
 @pytest.mark.parametrize(
