@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import torch
 
-from sknce._untraced import Untraced
+from sknce._untraced import Untraced as _Untraced
 
 __all__ = ["LazyAdam", "RowAdagrad"]
 
 
-class _ParameterwiseOptimizer(Untraced, torch.optim.Optimizer):
+class _ParameterwiseOptimizer(_Untraced, torch.optim.Optimizer):
     """An optimizer whose step updates each parameter with a gradient on its own
     (:meth:`_update`)."""
 

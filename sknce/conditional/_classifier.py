@@ -417,7 +417,9 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         ``init="prior"`` the untrained model counts as epoch 0 (a new fit that keeps
         it, predicting the most frequent class, warns). A stream of chunks
         holds out its last chunk; ``partial_fit`` holds out nothing. Multi-label:
-        rows are held out, and the monitor is their precision (see :ref:`multilabel`).
+        rows are held out, and the monitor is their precision; none in the compiled
+        regime of a sparse ``X``, whose rows all train (``plan_.early_stopping``, see
+        :ref:`multilabel`).
     validation_fraction : float, default=0.1
         Share of the training examples held out for early stopping.
     patience : int, default=5
@@ -485,6 +487,10 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         early stopping, ``dur``, and what callbacks record.
     n_iter_ : int
         Number of epochs run.
+    selection_history_ : list of dict
+        Where a new network was then trained on every example (``plan_.refit``: the
+        full-rank linear model), the history of the fit on the held-out split that
+        chose its epochs; ``history_`` is the refit's. Absent when no refit followed.
 
     See Also
     --------
@@ -811,6 +817,8 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         steps, or in the compiled regimes a number of example updates."""
         plan = self._classifier_plan
         batch_size = self.net_.batch_size if continues else plan.batch_size
+        if not plan.early_stopping:
+            n_train = n_examples  # none held out
 
         def steps(n: int, batch: int) -> int:
             return auto_epochs(n, batch, self._target_steps, self._epoch_range)
@@ -818,9 +826,12 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         return batch_size, plan.epochs(n_train, steps)
 
     def _net_options(self, data: _Labelled) -> dict:
-        """The linear decay of the plan's rate, as an extra callback."""
-        held_out = self.validation_fraction if self.early_stopping else 0.0
-        return self._decay_options(data.n_examples * (1 - held_out))
+        """The linear decay of the plan's rate, as an extra callback; no held-out
+        examples where the plan does not stop early."""
+        stops = self._classifier_plan.early_stopping
+        held_out = self.validation_fraction if stops else 0.0
+        options = self._decay_options(data.n_examples * (1 - held_out))
+        return options if stops else {**options, "validation": False}
 
     def _decay_options(self, per_epoch: float) -> dict:
         """The plan's linear decay over epochs of ``per_epoch`` examples (none when the
@@ -983,6 +994,8 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         network, a refit on every example for the epochs the held-out set chose. The
         plan of the fit is then the fitted ``plan_`` alone."""
         labels_plan = self._classifier_plan
+        if not plan.continues:
+            self.__dict__.pop("selection_history_", None)  # a former fit's
         super()._run(dataset, data, plan)
         if not plan.continues:
             self._warn_if_prior_kept()

@@ -229,6 +229,11 @@ class ClassifierPlan:
     refit : bool
         After a fit that held out examples, a new network is trained on every example
         for the epochs the held-out log-likelihood chose.
+    early_stopping : bool
+        A new fit holds out ``validation_fraction`` of the examples and stops early on
+        them: the estimator's ``early_stopping``, except in the compiled multi-label
+        regime, where every row trains for the epochs of ``epoch_rule``
+        (:data:`sknce.conditional._multilabel.STOP_EARLY`).
     params : tuple of (str, object)
         The parameters the plan was resolved from.
     damping : float
@@ -262,6 +267,7 @@ class ClassifierPlan:
     n_jobs: int
     calibrate: bool
     refit: bool
+    early_stopping: bool
     params: tuple
     damping: float = 0.0
     max_threads: int = 0
@@ -601,6 +607,7 @@ def resolve_plan(
         n_jobs=check_n_jobs(estimator.n_jobs),
         calibrate=regime == "linear",
         refit=regime == "linear",
+        early_stopping=bool(estimator.early_stopping),
         params=tuple(_snapshot(estimator).items()),
         damping=damping,
         max_threads=max_threads,
@@ -661,6 +668,7 @@ def _multilabel_fields(estimator, facts: DataFacts, multilabel: MultilabelPlan) 
         n_jobs=check_n_jobs(estimator.n_jobs),
         calibrate=False,
         refit=False,
+        early_stopping=bool(estimator.early_stopping) and multilabel.stops_early,
         params=tuple(_snapshot(estimator).items()),
     )
 

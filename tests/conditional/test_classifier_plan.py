@@ -474,3 +474,12 @@ def test_the_bag_scorer_of_the_factored_regime_is_a_label_scorer(monkeypatch):
     clf = ConditionalNCEClassifier(random_state=0, max_epochs=1).fit(X, y)
     assert isinstance(clf.net_.module_, LabelScorer) and clf.temperature_ == 1.0
     assert clf.net_.module_.encoder.weighting is None  # the mean of the counts' rows
+
+
+def test_a_new_fit_without_a_refit_keeps_no_former_selection_history():
+    texts, y = _text(600)
+    X = _counts(texts).transform(texts)
+    clf = ConditionalNCEClassifier(random_state=0).fit(X, y)
+    assert clf.plan_.refit and clf.selection_history_
+    clf.set_params(early_stopping=False).fit(X, y)
+    assert not hasattr(clf, "selection_history_")

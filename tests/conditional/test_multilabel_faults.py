@@ -145,8 +145,18 @@ def test_one_training_row_fits_without_early_stopping_and_says_so():
     X, Y = _data()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        clf = _fit(X[:1], Y[:1])
+        clf = _fit(X[:1].toarray(), Y[:1])  # dense: the regime that holds rows out
     assert any("early stopping is off" in str(w.message) for w in caught)
+    assert clf.predict_proba(X[:2].toarray()).shape == (2, N_LABELS)
+
+
+def test_one_training_row_fits_in_the_compiled_regime_which_holds_none_out():
+    X, Y = _data()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clf = _fit(X[:1], Y[:1])
+    assert not any("early stopping" in str(w.message) for w in caught)
+    assert not clf.plan_.early_stopping
     assert clf.predict_proba(X[:2]).shape == (2, N_LABELS)
 
 

@@ -127,8 +127,9 @@ def _texts(n=400, seed=0):
 
 def test_early_stopping_holds_out_rows_and_monitors_their_precision():
     texts, Y = _texts(400)
-    X = CountVectorizer(token_pattern=r"\S+").fit_transform(texts)
+    X = CountVectorizer(token_pattern=r"\S+").fit_transform(texts).toarray()  # autograd
     clf = ConditionalNCEClassifier(max_epochs=4, random_state=0).fit(X, Y)
+    assert clf.plan_.early_stopping
     first = clf.net_.history[0]["batches"]
     held_out = sum(b["valid_batch_size"] for b in first if "valid_batch_size" in b)
     trained = sum(b["train_batch_size"] for b in first if "train_batch_size" in b)
@@ -136,6 +137,39 @@ def test_early_stopping_holds_out_rows_and_monitors_their_precision():
     assert held_out == math.ceil(0.1 * 400) and trained == 400 - held_out
     assert all(0 <= row["valid_precision"] <= 1 for row in clf.history_)
     assert any(row["valid_precision_best"] for row in clf.history_)
+
+
+@pytest.mark.parametrize(
+    "params, sparse, expected",
+    [
+        ({}, True, False),  # the compiled regime: the rows all train
+        ({"early_stopping": False}, True, False),
+        ({}, False, True),  # dense: autograd, rows held out
+        ({"optimizer": LazyAdam}, True, True),  # sparse but autograd
+        ({"early_stopping": False}, False, False),
+    ],
+)
+def test_the_plan_stops_early_outside_the_compiled_regime_only(params, sparse, expected):
+    X, Y = _counts()
+    X = X if sparse else X.toarray()
+    plan = _classifier_plan(X, Y, **params) if sparse else None
+    clf = ConditionalNCEClassifier(max_epochs=1, random_state=0, **params).fit(X, Y)
+    assert clf.plan_.early_stopping is expected
+    assert plan is None or plan.early_stopping is expected
+    assert ("valid_loss" in clf.history_[-1]) is expected
+
+
+def test_the_compiled_regime_trains_every_row_for_the_epochs_of_all_rows():
+    # 5,400 rows: about 18.5 epochs of ROW_UPDATES, 20.6 (clipped to 20) of the 90%
+    # that a hold-out would leave
+    texts, Y = _texts(5400)
+    X = CountVectorizer(token_pattern=r"\S+").fit_transform(texts)
+    clf = ConditionalNCEClassifier(random_state=0).fit(X, Y)
+    first = clf.net_.history[0]["batches"]
+    assert sum(b["train_batch_size"] for b in first if "train_batch_size" in b) == 5400
+    assert not any("valid_batch_size" in b for b in first)
+    assert clf.n_iter_ == clf.plan_.epochs(5400, None) == round(_multilabel.ROW_UPDATES / 5400)
+    assert clf.plan_.epochs(5400, None) != clf.plan_.epochs(5400 - 540, None)
 
 
 def test_held_out_precision_is_the_mean_precision_at_1_to_5_of_the_labelled_rows():
