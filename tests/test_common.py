@@ -29,14 +29,16 @@ import sknce
 
 # Warnings these tests expect, filtered where they arise so that a real one stands out:
 # - the fits are tiny (one or two epochs on a few dozen random rows), so an embedder's
-#   validation loss seldom beats a constant guess and fit ends with a ConvergenceWarning;
+#   validation loss seldom beats a constant guess and fit ends with a ConvergenceWarning
+#   (a classifier's: no epoch beat the label frequencies);
 # - scikit-learn's common checks feed random count matrices in which some rows hold fewer
 #   than 2 tokens, which the document embedders skip with a warning (tests/documents
 #   checks that warning);
 # - scikit-learn's set_output checks fit on a DataFrame and transform an array, and the
 #   reverse, on purpose: a feature-names warning is the behaviour they expect.
 TINY_FITS = pytest.mark.filterwarnings(
-    "ignore:The validation loss never fell:sklearn.exceptions.ConvergenceWarning"
+    "ignore:The validation loss never fell:sklearn.exceptions.ConvergenceWarning",
+    "ignore:No epoch of this fit beat:sklearn.exceptions.ConvergenceWarning",
 )
 RANDOM_COUNTS = pytest.mark.filterwarnings(
     r"ignore:\d+ document\(s\) with fewer than 2 tokens:UserWarning"

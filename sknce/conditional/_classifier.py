@@ -11,6 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 from sklearn.base import ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import accuracy_score
 from sklearn.utils.multiclass import type_of_target
 
@@ -42,6 +43,7 @@ from sknce._data import (
 from sknce._engine import HoldOut
 from sknce._steps import KernelStep, TrainStep
 from sknce._validation import all_strings, check_no_missing_labels, encode_labels
+from sknce._warnings import warn_caller
 from sknce._weights import UNTRAINED, score_weights
 from sknce.conditional import _multilabel
 from sknce.conditional._kernel_step import BagOneVsAllStep, BagRankingStep, LinearSoftmaxStep
@@ -260,7 +262,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         (:class:`~sknce.losses.MarginSoftmaxLoss`), where a per-example update of
         its ``n_classes`` scores costs at most 32 times the factored model's
         ``64 * (entries + 17)``, with ``entries`` the mean stored entries of a
-        row, and its table holds at most 2**26 numbers; otherwise the factored
+        row, and its table holds at most 2**27 numbers; otherwise the factored
         :class:`~sknce.nn.BagEncoder`, the weighted mean of the rows of the
         features present (fastText's hidden layer; see :ref:`huge_label_spaces`).
         Both train by a compiled step on the CPU with the default optimizer; the
@@ -412,7 +414,8 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         Stop when the validation loss (the training objective on
         ``validation_fraction`` of the data, with fixed negatives) has not improved
         by more than 0.1% for ``patience`` epochs, and restore the best weights. With
-        ``init="prior"`` the untrained model counts as epoch 0. A stream of chunks
+        ``init="prior"`` the untrained model counts as epoch 0 (a new fit that keeps
+        it, predicting the most frequent class, warns). A stream of chunks
         holds out its last chunk; ``partial_fit`` holds out nothing. Multi-label:
         rows are held out, and the monitor is their precision; in the compiled regime
         of a sparse ``X`` its best epoch is then the epochs of a refit on every row
@@ -998,6 +1001,8 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         if not plan.continues:
             self.__dict__.pop("selection_history_", None)  # a former fit's
         super()._run(dataset, data, plan)
+        if not plan.continues:
+            self._warn_if_prior_kept()
         self.temperature_ = 1.0
         temperature = None
         if labels_plan.calibrate and not plan.partial:
@@ -1012,6 +1017,28 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         if temperature is not None:
             self._scale_scores(temperature)
         del self._classifier_plan
+
+    def _warn_if_prior_kept(self) -> None:
+        """ConvergenceWarning when early stopping restored the prior start: no epoch beat
+        the label frequencies on the held-out examples, and every input gets the most
+        frequent class."""
+        stopping = dict(self.net_.callbacks_).get("early_stopping")
+        if not (
+            isinstance(stopping, ChanceAwareEarlyStopping)
+            and stopping.evaluate_initial
+            and getattr(stopping, "best_epoch_", None) == 0
+        ):
+            return
+        warn_caller(
+            "No epoch of this fit beat the label frequencies on the held-out examples "
+            f"({len(self.history_)} epoch(s), plan_.regime={self.plan_.regime!r}): early "
+            "stopping restored the prior start, so the model predicts the most frequent "
+            "class for every input. The model learnt nothing it could show on held-out "
+            "data: give it more examples per class, raise patience or max_epochs, or set "
+            "early_stopping=False; with a few examples for each of thousands of classes, "
+            "a linear model (tf-idf with LinearSVC) may serve better.",
+            ConvergenceWarning,
+        )
 
     def _refit(self, dataset, data, plan: FitPlan, epochs: int) -> None:
         """A new network trained on every example (none held out) for ``epochs``."""

@@ -79,14 +79,17 @@ END_LR = 1e-4
 #: The full-rank linear model: chosen while its cost per example (``entries *
 #: n_classes`` multiply-adds) is at most ``LINEAR_COST`` times the factored bag's
 #: (``BAG_DIM * (entries + BAG_NEGATIVES + 1)``) and its table at most
-#: ``LINEAR_MAX_WEIGHTS`` numbers. RowAdagrad's rate ``LINEAR_LR / sqrt(entries)`` within
+#: ``LINEAR_MAX_WEIGHTS`` numbers (512 MiB of float32; the factored bag that takes
+#: over past the cap learns nothing from a few examples per class, so the cap lies
+#: past the cost rule's switch on rows of about 30 distinct words among 30,000
+#: features, about 3,100 classes). RowAdagrad's rate ``LINEAR_LR / sqrt(entries)`` within
 #: ``LINEAR_LR_RANGE`` (a row's first update has norm ``lr``, and a unit row of
 #: ``entries`` weights sums to about ``sqrt(entries)``: the scores of an example then
 #: move by about ``LINEAR_LR`` whatever its length), the training margin
 #: ``LINEAR_MARGIN``; ``max_epochs="auto"``: about ``LINEAR_EXAMPLES`` example updates
 #: in ``LINEAR_EPOCH_RANGE`` epochs.
 LINEAR_COST = 32
-LINEAR_MAX_WEIGHTS = 2**26
+LINEAR_MAX_WEIGHTS = 2**27
 LINEAR_LR = 8.0
 LINEAR_LR_RANGE = (0.25, 4.0)
 LINEAR_MARGIN = 1.0
