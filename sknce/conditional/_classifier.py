@@ -821,8 +821,6 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         steps, or in the compiled regimes a number of example updates."""
         plan = self._classifier_plan
         batch_size = self.net_.batch_size if continues else plan.batch_size
-        if not plan.early_stopping:
-            n_train = n_examples  # none held out
 
         def steps(n: int, batch: int) -> int:
             return auto_epochs(n, batch, self._target_steps, self._epoch_range)
@@ -830,12 +828,9 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         return batch_size, plan.epochs(n_train, steps)
 
     def _net_options(self, data: _Labelled) -> dict:
-        """The linear decay of the plan's rate, as an extra callback; no held-out
-        examples where the plan does not stop early."""
-        stops = self._classifier_plan.early_stopping
-        held_out = self.validation_fraction if stops else 0.0
-        options = self._decay_options(data.n_examples * (1 - held_out))
-        return options if stops else {**options, "validation": False}
+        """The linear decay of the plan's rate, as an extra callback."""
+        held_out = self.validation_fraction if self.early_stopping else 0.0
+        return self._decay_options(data.n_examples * (1 - held_out))
 
     def _decay_options(self, per_epoch: float) -> dict:
         """The plan's linear decay over epochs of ``per_epoch`` examples (none when the
