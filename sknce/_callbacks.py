@@ -323,12 +323,23 @@ class LinearDecay(Callback):
         Epochs the schedule spans from the net's first epoch, whatever the call
         (``partial_fit`` passes); ``None``: the epochs already trained plus the
         ``max_epochs`` of the current call (a fit, or a warm start continuing one).
+    skipped_epochs : int, default=0
+        Epochs of the schedule done before the net's first, by another net whose
+        weights this one starts from (a refit started from a held-out fit's epoch):
+        the schedule begins that far in, and ``total_epochs`` counts them.
     """
 
-    def __init__(self, end_ratio: float, per_epoch: float, total_epochs: int | None = None):
+    def __init__(
+        self,
+        end_ratio: float,
+        per_epoch: float,
+        total_epochs: int | None = None,
+        skipped_epochs: int = 0,
+    ):
         self.end_ratio = end_ratio
         self.per_epoch = per_epoch
         self.total_epochs = total_epochs
+        self.skipped_epochs = skipped_epochs
 
     def on_train_begin(self, net, **kwargs) -> None:
         self.done_ = None  # read from the history when the call's first epoch begins
@@ -340,8 +351,9 @@ class LinearDecay(Callback):
         # this callback's turn. The history holds the epoch that begins, still empty.
         history = list(net.history)[:-1]
         self.per_epoch_ = float(_examples(history[0])) if history else float(self.per_epoch)
-        self.done_ = float(sum(_examples(row) for row in history))
-        self.total_epochs_ = self.total_epochs or len(history) + net.max_epochs
+        self.done_ = self._done(history)
+        planned = self.skipped_epochs + len(history) + net.max_epochs
+        self.total_epochs_ = self.total_epochs or planned
 
     def on_batch_begin(self, net, batch=None, training=False, **kwargs) -> None:
         if not training:
@@ -358,8 +370,14 @@ class LinearDecay(Callback):
     def on_epoch_end(self, net, **kwargs) -> None:
         if len(net.history) == 1:
             self.per_epoch_ = max(float(_examples(net.history[-1])), 1.0)
-        # The history counts the examples of every process (merged records).
-        self.done_ = float(sum(_examples(row) for row in net.history))
+        self.done_ = self._done(net.history)
+
+    def _done(self, history) -> float:
+        """Examples of the schedule done: the skipped epochs', then the history's (which
+        counts the examples of every process: merged records)."""
+        return self.skipped_epochs * self.per_epoch_ + float(
+            sum(_examples(row) for row in history)
+        )
 
 
 def _examples(row: dict) -> int:

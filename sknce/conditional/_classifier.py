@@ -787,8 +787,10 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         if self.multilabel_:
             # a refit takes the held-out rows' best epoch itself, not the last one that
             # beat it by the plateau's margin
-            plateau = 0.0 if self._classifier_plan.refit else _PLATEAU
-            return _multilabel.PrecisionEarlyStopping(self.patience, plateau)
+            refit = self._classifier_plan.refit
+            return _multilabel.PrecisionEarlyStopping(
+                self.patience, 0.0 if refit else _PLATEAU, refit=refit
+            )
         # From the prior start, the untrained model is epoch 0: a fit whose epochs never
         # beat the label frequencies on held-out data returns to them.
         return ChanceAwareEarlyStopping(
@@ -828,19 +830,27 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         return batch_size, plan.epochs(n_train, steps)
 
     def _net_options(self, data: _Labelled) -> dict:
-        """The linear decay of the plan's rate, as an extra callback."""
+        """The linear decay of the plan's rate, as an extra callback; where a refit
+        follows a multi-label hold-out, a net that only scores the held-out rows'
+        precision (no validation loss)."""
         held_out = self.validation_fraction if self.early_stopping else 0.0
-        return self._decay_options(data.n_examples * (1 - held_out))
+        options = self._decay_options(data.n_examples * (1 - held_out))
+        if self.multilabel_ and self._classifier_plan.refit:
+            options["net_class"] = _multilabel.PrecisionNet
+        return options
 
-    def _decay_options(self, per_epoch: float) -> dict:
+    def _decay_options(self, per_epoch: float, skipped: int = 0, total: int | None = None) -> dict:
         """The plan's linear decay over epochs of ``per_epoch`` examples (none when the
-        plan keeps the rate, or with the user's ``LRScheduler``)."""
+        plan keeps the rate, or with the user's ``LRScheduler``); ``skipped`` and
+        ``total``: :class:`~sknce._callbacks.LinearDecay`'s ``skipped_epochs`` and
+        ``total_epochs``."""
         from skorch.callbacks import LRScheduler
 
         users = [c[1] if isinstance(c, tuple) else c for c in self.callbacks or ()]
         if not self._classifier_plan.lr_decay or any(isinstance(c, LRScheduler) for c in users):
             return {}
-        return {"extra_callbacks": [("lr_decay", LinearDecay(END_LR, max(per_epoch, 1.0)))]}
+        decay = LinearDecay(END_LR, max(per_epoch, 1.0), total, skipped_epochs=skipped)
+        return {"extra_callbacks": [("lr_decay", decay)]}
 
     def _check_params(self) -> None:
         self._check_hidden()
@@ -1005,10 +1015,11 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         held_out = isinstance(self.net_.train_split, HoldOut) and not plan.partial
         chosen = temperature is not None or (held_out and not labels_plan.calibrate)
         if chosen and labels_plan.refit and not plan.continues:
-            epochs = dict(self.net_.callbacks_)["early_stopping"].best_epoch_
+            stopping = dict(self.net_.callbacks_)["early_stopping"]
+            epochs = getattr(stopping, "chosen_epochs_", stopping.best_epoch_)
             if epochs:
                 self.selection_history_ = self.history_
-                self._refit(dataset, data, plan, epochs)
+                self._refit(dataset, data, plan, epochs, getattr(stopping, "start", None))
         if temperature is not None:
             self._scale_scores(temperature)
         del self._classifier_plan
@@ -1035,19 +1046,30 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             ConvergenceWarning,
         )
 
-    def _refit(self, dataset, data, plan: FitPlan, epochs: int) -> None:
-        """A new network trained on every example (none held out) for ``epochs``."""
+    def _refit(self, dataset, data, plan: FitPlan, epochs: int, starts=None) -> None:
+        """A network trained on every example (none held out) for ``epochs``: a new one,
+        or where ``starts(epochs)`` gives the state of the held-out fit after ``k``
+        epochs (:class:`~sknce.conditional._multilabel.RefitStart`), that network
+        trained for the other ``epochs - k``, its schedule continued."""
+        start = None if starts is None else starts(epochs)
+        skipped = 0 if start is None else start.epoch
 
         def build():
-            return self._make_module(data, plan.seeds), self._make_objective()
+            module = self._make_module(data, plan.seeds)
+            if start is not None:
+                module.load_state_dict(start.module)
+            return module, self._make_objective()
 
-        options = self._decay_options(data.n_examples)
+        options = self._decay_options(data.n_examples, skipped, epochs)
+        if start is not None:
+            callbacks = options.setdefault("extra_callbacks", [])
+            callbacks.append(("refit_start", _multilabel.OptimizerStart(start.optimizer)))
         with self._training(data, plan.device):
             self._train(
                 dataset,
                 build,
                 plan,
-                max_epochs=epochs,
+                max_epochs=epochs - skipped,
                 batch_size=self._classifier_plan.batch_size,
                 validation=False,
                 **options,

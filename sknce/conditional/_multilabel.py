@@ -20,17 +20,24 @@ classification speed").
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
 import torch
+from skorch.callbacks import Callback
 
 from sknce._callbacks import ChanceAwareEarlyStopping
+from sknce._engine import NCENet
 
 __all__ = [
     "MultilabelPlan",
+    "OptimizerStart",
     "PrecisionEarlyStopping",
+    "PrecisionNet",
+    "RefitStart",
     "held_out_precision",
     "label_logits",
     "resolve_plan",
@@ -60,6 +67,62 @@ TOP = 5
 MONITOR_ROWS = 2048
 MIN_MONITOR_ROWS = 256
 MONITOR_SCORES = 20_000_000
+#: The epochs of a refit: the last whose held-out precision, smoothed over it and its
+#: neighbours, is within ``PLATEAU`` (relative) of the best smoothed one.
+PLATEAU = 1e-3
+#: The refit starts from the held-out fit's network at this share of the chosen epochs
+#: (rounded down) and trains every row for the rest.
+REFIT_FROM = 1 / 3
+
+
+def refit_start(epochs: int) -> int:
+    """The epoch of the held-out fit a refit for ``epochs`` epochs starts from (0: a
+    new network)."""
+    return int(epochs * REFIT_FROM)
+
+
+def chosen_epochs(precisions) -> int:
+    """The epochs of a refit from the held-out precision of each epoch (None where it
+    was not measured): the last epoch whose precision averaged with its neighbours'
+    is within ``PLATEAU`` of the best such average; 0 without any precision.
+
+    The average tells a plateau (later epochs as good: more of them rank better on
+    new rows) from a single lucky epoch; past a peak (labels that overfit) it falls.
+    """
+    values = np.array([np.nan if p is None else p for p in precisions], dtype=np.float64)
+    if not np.isfinite(values).any():
+        return 0
+    smooth = np.full(len(values), -np.inf)
+    for i in np.flatnonzero(np.isfinite(values)):
+        smooth[i] = np.nanmean(values[max(i - 1, 0) : i + 2])
+    within = np.flatnonzero(smooth >= smooth.max() * (1 - PLATEAU))
+    return int(within[-1]) + 1
+
+
+class RefitStart(NamedTuple):
+    """The state of a held-out fit after ``epoch`` epochs, which a refit starts from:
+    the network's weights (``module``) and its optimizer's (``optimizer``) state dicts."""
+
+    epoch: int
+    module: dict
+    optimizer: dict
+
+
+class OptimizerStart(Callback):
+    """Load an optimizer state (a state dict) into the net's optimizer when training
+    begins: a network started from another fit's weights continues its Adagrad sums.
+
+    The state is dropped once loaded: the fitted net (and its pickle) does not carry
+    a second copy of it.
+    """
+
+    def __init__(self, state: dict | None) -> None:
+        self.state = state
+
+    def on_train_begin(self, net, **kwargs) -> None:
+        if self.state is not None:
+            net.optimizer_.load_state_dict(self.state)
+            self.state = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -236,6 +299,16 @@ def held_out_precision(estimator, dataset) -> float | None:
     return float(precision.mean())
 
 
+class PrecisionNet(NCENet):
+    """The net of a fit whose held-out rows serve only :class:`PrecisionEarlyStopping`:
+    no pass over them for a validation loss, which nothing reads (the refit's epochs
+    are chosen by their precision)."""
+
+    def get_iterator(self, dataset, training: bool = False):
+        """The training batches; None for the held-out rows (no validation pass)."""
+        return super().get_iterator(dataset, training) if training else None
+
+
 class PrecisionEarlyStopping(ChanceAwareEarlyStopping):
     """Early stopping of a multi-label fit on the held-out rows' precision.
 
@@ -246,24 +319,61 @@ class PrecisionEarlyStopping(ChanceAwareEarlyStopping):
     ranking: the per-label models grow more confident on the training rows while
     their ranking still improves (``benchmarks/README.md``).
 
+    With ``refit``, a new network is trained on every row after this fit, so the best
+    weights are not restored; instead the states a refit may start from
+    (:func:`refit_start` of every epoch count still possible) are kept in ``starts_``.
+
     Parameters
     ----------
     patience : int
     threshold : float
+    refit : bool, default=False
     """
 
-    def __init__(self, patience: int, threshold: float) -> None:
+    def __init__(self, patience: int, threshold: float, refit: bool = False) -> None:
         super().__init__(
             monitor="valid_precision",
             patience=patience,
-            load_best=True,
+            load_best=not refit,
             threshold=threshold,
             lower_is_better=False,
         )
+        self.refit = refit
+
+    def on_train_begin(self, net, **kwargs) -> None:
+        super().on_train_begin(net, **kwargs)
+        self.starts_: dict[int, RefitStart] = {}
 
     def on_epoch_end(self, net, dataset_valid=None, **kwargs) -> None:
-        if dataset_valid is not None and "valid_loss" in net.history[-1]:
+        precision = None
+        if dataset_valid is not None:
             precision = held_out_precision(net.estimator, dataset_valid)
             if precision is not None:
                 net.history.record("valid_precision", precision)
         super().on_epoch_end(net, dataset_valid=dataset_valid, **kwargs)
+        if self.refit and precision is not None:
+            self._keep_start(net)
+
+    def on_train_end(self, net, **kwargs) -> None:
+        super().on_train_end(net, **kwargs)
+        self.chosen_epochs_ = chosen_epochs([row.get(self.monitor) for row in net.history])
+        chosen = refit_start(self.chosen_epochs_)
+        self.starts_ = {e: start for e, start in self.starts_.items() if e == chosen}
+
+    def _keep_start(self, net) -> None:
+        """Keep this epoch's state if a refit may start from it; drop those it no longer
+        may (the chosen count is at least the best epoch so far, at most max_epochs)."""
+        epoch = len(net.history)
+        low, high = refit_start(self.best_epoch_), refit_start(net.max_epochs)
+        for kept in [e for e in self.starts_ if e < low]:
+            del self.starts_[kept]
+        if low <= epoch <= high and epoch > 0:
+            self.starts_[epoch] = RefitStart(
+                epoch,
+                copy.deepcopy(net.module_.state_dict()),
+                copy.deepcopy(net.optimizer_.state_dict()),
+            )
+
+    def start(self, epochs: int) -> RefitStart | None:
+        """The kept state a refit for ``epochs`` epochs starts from; None: a new network."""
+        return self.starts_.get(refit_start(epochs))

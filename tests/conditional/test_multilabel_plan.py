@@ -14,7 +14,13 @@ from sknce._engine import HoldOut
 from sknce._steps import AutogradStep
 from sknce.conditional import _multilabel
 from sknce.conditional._kernel_step import BagOneVsAllStep
-from sknce.conditional._multilabel import auto_negatives, held_out_precision, resolve_plan
+from sknce.conditional._multilabel import (
+    auto_negatives,
+    chosen_epochs,
+    held_out_precision,
+    refit_start,
+    resolve_plan,
+)
 from sknce.conditional._plan import DataFacts
 from sknce.conditional._plan import resolve_plan as classifier_plan
 from sknce.nn import BagEncoder, BagWeighting
@@ -157,9 +163,9 @@ def test_the_compiled_regime_refits_every_row_for_the_held_out_rows_best_epoch(m
     # the choosing fit held out rows (each with all its labels), not (row, label) pairs
     assert splits and set(splits) == {(400 - math.ceil(0.1 * 400), math.ceil(0.1 * 400))}
     selection = clf.selection_history_
-    precision = [row["valid_precision"] for row in selection]
-    best = int(np.argmax(precision)) + 1  # the first epoch of the highest precision
-    assert clf.n_iter_ == best and len(selection) >= best
+    best = chosen_epochs([row["valid_precision"] for row in selection])
+    # the refit continues the held-out fit from a third of them
+    assert clf.n_iter_ == best - refit_start(best) and len(selection) >= best
     # the refit trains every row (none held out) and validates none
     first = clf.net_.history[0]["batches"]
     assert sum(b["train_batch_size"] for b in first if "train_batch_size" in b) == 400
