@@ -208,7 +208,8 @@ def run_sknce(data, seed: int, work: Path, params: dict | None = None) -> dict:
         "fit_cpu_s": fit_cpu_s,
         "predict_s": predict_s,
         "top": top,
-        "epochs": pipe[-1].n_iter_,
+        "epochs": pipe[-1].n_iter_,  # the refit's own, after a hold-out
+        "held_out_epochs": len(getattr(pipe[-1], "selection_history_", [])),
     }
 
 
