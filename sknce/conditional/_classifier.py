@@ -418,8 +418,8 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         it, predicting the most frequent class, warns). A stream of chunks
         holds out its last chunk; ``partial_fit`` holds out nothing. Multi-label:
         rows are held out, and the monitor is their precision; in the compiled regime
-        of a sparse ``X`` its best epoch is then the epochs of a refit on every row
-        (see :ref:`multilabel`).
+        of a sparse ``X`` it chooses the epochs of a refit on every row, which
+        continues the held-out fit from a third of them (see :ref:`multilabel`).
     validation_fraction : float, default=0.1
         Share of the training examples held out for early stopping.
     patience : int, default=5
@@ -486,12 +486,13 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         Per-epoch records of the skorch history: ``train_loss``, ``valid_loss`` with
         early stopping, ``dur``, and what callbacks record.
     n_iter_ : int
-        Number of epochs run.
+        Number of epochs run (by the refit, where one followed).
     selection_history_ : list of dict
-        Where a new network was then trained on every example (``plan_.refit``: the
+        Where a network was then trained on every example (``plan_.refit``: the
         linear model, and the compiled regime of a label indicator), the history of
         the fit on the held-out split that chose its epochs; ``history_`` is the
-        refit's. Absent when no refit followed.
+        refit's (in the multi-label regime, the epochs after the third of them it
+        continued from). Absent when no refit followed.
 
     See Also
     --------
