@@ -70,15 +70,23 @@ MONITOR_SCORES = 20_000_000
 #: The epochs of a refit: the last whose held-out precision, smoothed over it and its
 #: neighbours, is within ``PLATEAU`` (relative) of the best smoothed one.
 PLATEAU = 1e-3
-#: The refit starts from the held-out fit's network at this share of the chosen epochs
-#: (rounded down) and trains every row for the rest.
-REFIT_FROM = 1 / 3
+#: The refit starts from the held-out fit's network after ``max_epochs //
+#: REFIT_SHARE`` epochs (one state kept), where that leaves every row at least half the
+#: chosen epochs; else from a new network.
+REFIT_SHARE = 3
 
 
-def refit_start(epochs: int) -> int:
-    """The epoch of the held-out fit a refit for ``epochs`` epochs starts from (0: a
-    new network)."""
-    return int(epochs * REFIT_FROM)
+def start_epoch(max_epochs: int) -> int:
+    """The epoch of a held-out fit of ``max_epochs`` whose state it keeps for a refit
+    (0: none)."""
+    return max_epochs // REFIT_SHARE
+
+
+def refit_start(epochs: int, max_epochs: int) -> int:
+    """The epoch of a held-out fit of ``max_epochs`` that a refit for ``epochs`` epochs
+    starts from (0: a new network)."""
+    start = start_epoch(max_epochs)
+    return start if 2 * start <= epochs else 0
 
 
 def chosen_epochs(precisions) -> int:
@@ -100,10 +108,12 @@ def chosen_epochs(precisions) -> int:
 
 
 class RefitStart(NamedTuple):
-    """The state of a held-out fit after ``epoch`` epochs, which a refit starts from:
-    the network's weights (``module``) and its optimizer's (``optimizer``) state dicts."""
+    """The state of a held-out fit of ``max_epochs`` after ``epoch`` epochs, which a
+    refit starts from: the network's weights (``module``) and its optimizer's
+    (``optimizer``) state dicts."""
 
     epoch: int
+    max_epochs: int
     module: dict
     optimizer: dict
 
@@ -319,9 +329,11 @@ class PrecisionEarlyStopping(ChanceAwareEarlyStopping):
     ranking: the per-label models grow more confident on the training rows while
     their ranking still improves (``benchmarks/README.md``).
 
-    With ``refit``, a new network is trained on every row after this fit, so the best
-    weights are not restored; instead the states a refit may start from
-    (:func:`refit_start` of every epoch count still possible) are kept in ``starts_``.
+    With ``refit``, every row is trained after this fit (by a network continuing this
+    one, or a new one), so the best weights are not restored; instead the state after
+    :func:`start_epoch` epochs, which a refit may start from, is kept (``start_``), and
+    the epochs of the refit are chosen when training ends (``chosen_epochs_``,
+    :func:`chosen_epochs`).
 
     Parameters
     ----------
@@ -342,7 +354,7 @@ class PrecisionEarlyStopping(ChanceAwareEarlyStopping):
 
     def on_train_begin(self, net, **kwargs) -> None:
         super().on_train_begin(net, **kwargs)
-        self.starts_: dict[int, RefitStart] = {}
+        self.start_: RefitStart | None = None
 
     def on_epoch_end(self, net, dataset_valid=None, **kwargs) -> None:
         precision = None
@@ -351,29 +363,23 @@ class PrecisionEarlyStopping(ChanceAwareEarlyStopping):
             if precision is not None:
                 net.history.record("valid_precision", precision)
         super().on_epoch_end(net, dataset_valid=dataset_valid, **kwargs)
-        if self.refit and precision is not None:
-            self._keep_start(net)
-
-    def on_train_end(self, net, **kwargs) -> None:
-        super().on_train_end(net, **kwargs)
-        self.chosen_epochs_ = chosen_epochs([row.get(self.monitor) for row in net.history])
-        chosen = refit_start(self.chosen_epochs_)
-        self.starts_ = {e: start for e, start in self.starts_.items() if e == chosen}
-
-    def _keep_start(self, net) -> None:
-        """Keep this epoch's state if a refit may start from it; drop those it no longer
-        may (the chosen count is at least the best epoch so far, at most max_epochs)."""
-        epoch = len(net.history)
-        low, high = refit_start(self.best_epoch_), refit_start(net.max_epochs)
-        for kept in [e for e in self.starts_ if e < low]:
-            del self.starts_[kept]
-        if low <= epoch <= high and epoch > 0:
-            self.starts_[epoch] = RefitStart(
-                epoch,
+        if self.refit and len(net.history) == start_epoch(net.max_epochs):
+            self.start_ = RefitStart(
+                len(net.history),
+                net.max_epochs,
                 copy.deepcopy(net.module_.state_dict()),
                 copy.deepcopy(net.optimizer_.state_dict()),
             )
 
+    def on_train_end(self, net, **kwargs) -> None:
+        super().on_train_end(net, **kwargs)
+        self.chosen_epochs_ = chosen_epochs([row.get(self.monitor) for row in net.history])
+        if self.start(self.chosen_epochs_) is None:
+            self.start_ = None  # no refit starts from it: not carried to the end of the fit
+
     def start(self, epochs: int) -> RefitStart | None:
         """The kept state a refit for ``epochs`` epochs starts from; None: a new network."""
-        return self.starts_.get(refit_start(epochs))
+        start = self.start_
+        if start is None or refit_start(epochs, start.max_epochs) != start.epoch:
+            return None
+        return start

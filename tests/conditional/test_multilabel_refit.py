@@ -1,6 +1,6 @@
 """The refit of the compiled multi-label regime: the epochs its held-out fit chooses, the
-refit continuing that fit's network from a third of them, and the held-out fit keeping
-only what a refit may start from."""
+refit continuing that fit's network from a third of its planned epochs, and the one state
+the held-out fit keeps for it."""
 
 import numpy as np
 import pytest
@@ -11,7 +11,7 @@ from test_multilabel_plan import _texts
 from sknce import ConditionalNCEClassifier
 from sknce._callbacks import LinearDecay
 from sknce.conditional import _multilabel
-from sknce.conditional._multilabel import chosen_epochs, refit_start
+from sknce.conditional._multilabel import chosen_epochs, refit_start, start_epoch
 from sknce.conditional._plan import END_LR
 
 
@@ -35,9 +35,25 @@ def _state(net) -> tuple[dict, list]:
     return weights, [s["sum"].clone() for s in net.optimizer_.state.values()]
 
 
-@pytest.mark.parametrize("n", [0, 1, 2, 3, 4, 5, 6, 12, 13])
-def test_the_refit_starts_at_a_third_of_the_chosen_epochs_rounded_down(n):
-    assert refit_start(n) == n // 3
+@pytest.mark.parametrize(
+    "epochs, max_epochs, expected",
+    [
+        (12, 12, 4),  # a third of the planned epochs
+        (8, 12, 4),  # every row still trains for half the chosen epochs
+        (7, 12, 0),  # it would not: a new network
+        (4, 12, 0),
+        (13, 14, 4),
+        (6, 6, 2),
+        (3, 5, 1),
+        (1, 5, 0),
+        (2, 2, 0),  # under 3 planned epochs: no state kept
+    ],
+)
+def test_the_refit_starts_at_a_third_of_the_planned_epochs_if_half_the_chosen_remain(
+    epochs, max_epochs, expected
+):
+    assert start_epoch(max_epochs) == max_epochs // 3
+    assert refit_start(epochs, max_epochs) == expected
 
 
 @pytest.mark.parametrize(
@@ -64,16 +80,16 @@ def test_the_chosen_epochs_follow_the_plateau_margin(monkeypatch):
     assert chosen_epochs(curve) == 3
 
 
-def test_the_refit_continues_the_held_out_fit_from_a_third_of_its_epochs(monkeypatch):
+def test_the_refit_continues_the_held_out_fit_from_a_third_of_its_planned_epochs(monkeypatch):
     _scripted(monkeypatch, [0.1, 0.2, 0.3, 0.4, 0.5, 0.6])  # rising: 6 epochs chosen
     held = {}
-    keep = _multilabel.PrecisionEarlyStopping._keep_start
+    epoch_end = _multilabel.PrecisionEarlyStopping.on_epoch_end
 
-    def recorded(self, net):
+    def recorded(self, net, **kwargs):
+        epoch_end(self, net, **kwargs)
         held[len(net.history)] = _state(net)
-        keep(self, net)
 
-    monkeypatch.setattr(_multilabel.PrecisionEarlyStopping, "_keep_start", recorded)
+    monkeypatch.setattr(_multilabel.PrecisionEarlyStopping, "on_epoch_end", recorded)
     started, rates = [], []
     load = _multilabel.OptimizerStart.on_train_begin
 
@@ -119,32 +135,25 @@ def test_a_refit_of_one_epoch_trains_a_new_network(monkeypatch):
     assert "refit_start" not in dict(clf.net_.callbacks_)
 
 
-def test_the_held_out_fit_keeps_only_the_states_a_refit_may_start_from(monkeypatch):
-    kept, final = [], []
-    keep = _multilabel.PrecisionEarlyStopping._keep_start
+def test_the_held_out_fit_keeps_one_state_and_only_for_a_refit_from_it(monkeypatch):
+    kept = []
     end = _multilabel.PrecisionEarlyStopping.on_train_end
-
-    def recorded(self, net):
-        keep(self, net)
-        kept.append((self.best_epoch_, sorted(self.starts_)))
 
     def at_end(self, net, **kwargs):
         end(self, net, **kwargs)
-        final.append(sorted(self.starts_))
+        kept.append((self.chosen_epochs_, self.start_ and self.start_.epoch))
 
-    monkeypatch.setattr(_multilabel.PrecisionEarlyStopping, "_keep_start", recorded)
     monkeypatch.setattr(_multilabel.PrecisionEarlyStopping, "on_train_end", at_end)
     _scripted(monkeypatch, list(np.linspace(0.1, 0.9, 12)))  # still rising at the last
-    assert _fit(max_epochs=12).n_iter_ == 8
-    # the states from a third of the best epoch so far to a third of max_epochs, no others
-    for epoch, (best, states) in enumerate(kept, start=1):
-        assert states == list(range(max(refit_start(best), 1), min(epoch, 4) + 1))
-    assert max(len(states) for _, states in kept) == 4 and final == [[4]]
-    kept.clear(), final.clear()
-    # best at the second, the smoothed precision at the third: a refit of 3 from the first
+    assert _fit(max_epochs=12).n_iter_ == 8  # epochs 5 to 12, from the state after 4
+    assert kept == [(12, 4)]
+    kept.clear()
+    # best at the second, the smoothed precision at the third: under twice the kept
+    # state's 2 epochs, so a new network trains every row for 3, and the state is dropped
     _scripted(monkeypatch, [0.2, 0.5, 0.4, 0.3, 0.2, 0.1, 0.1, 0.1])
-    assert _fit(max_epochs=8, patience=3).n_iter_ == 2
-    assert final == [[1]]
+    clf = _fit(max_epochs=8, patience=3)
+    assert clf.n_iter_ == 3 and kept == [(3, None)]
+    assert "refit_start" not in dict(clf.net_.callbacks_)
 
 
 def test_the_held_out_fit_scores_its_rows_for_their_precision_alone():
@@ -167,9 +176,9 @@ def test_without_a_refit_the_held_out_fit_keeps_its_best_weights_and_its_loss(mo
 
     def at_end(self, net, **kwargs):
         end(self, net, **kwargs)
-        restored.append((self.load_best, self.starts_))
+        restored.append((self.load_best, self.start_))
 
     monkeypatch.setattr(_multilabel.PrecisionEarlyStopping, "on_train_end", at_end)
     clf = ConditionalNCEClassifier(max_epochs=3, random_state=0).fit(X, Y)
     assert not clf.plan_.refit and "valid_loss" in clf.history_[-1]
-    assert restored == [(True, {})]  # no states kept for a refit that will not come
+    assert restored == [(True, None)]  # no state kept for a refit that will not come
