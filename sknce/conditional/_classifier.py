@@ -418,8 +418,8 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         it, predicting the most frequent class, warns). A stream of chunks
         holds out its last chunk; ``partial_fit`` holds out nothing. Multi-label:
         rows are held out, and the monitor is their precision; in the compiled regime
-        of a sparse ``X`` it chooses the epochs of a refit on every row, which
-        continues the held-out fit from a third of them (see :ref:`multilabel`).
+        of a sparse ``X`` it chooses the epochs of a refit on every row, which may
+        continue the held-out fit's network (see :ref:`multilabel`).
     validation_fraction : float, default=0.1
         Share of the training examples held out for early stopping.
     patience : int, default=5
@@ -491,8 +491,8 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         Where a network was then trained on every example (``plan_.refit``: the
         linear model, and the compiled regime of a label indicator), the history of
         the fit on the held-out split that chose its epochs; ``history_`` is the
-        refit's (in the multi-label regime, the epochs after the third of them it
-        continued from). Absent when no refit followed.
+        refit's (in the multi-label regime, the epochs after those of the held-out
+        fit it may continue). Absent when no refit followed.
 
     See Also
     --------
