@@ -715,7 +715,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         if plan.kernel and plan.regime == "linear":
             return LinearSoftmaxStep(plan.n_jobs, plan.optimizer, plan.margin)
         if plan.kernel and plan.objective == "ova":
-            return BagOneVsAllStep(plan.n_jobs, plan.n_hard)
+            return BagOneVsAllStep(plan.n_jobs)
         if plan.kernel:
             return BagRankingStep(plan.n_jobs)
         return super()._make_step()

@@ -32,7 +32,6 @@ from sknce.conditional._kernels import (
     sgd_bag_ranking,
     sgd_linear_softmax,
 )
-from sknce.conditional._mining import mine_hard_labels
 from sknce.losses import MarginSoftmaxLoss, MultilabelOneVsAllLoss, RankingNCELoss
 from sknce.nn import BagEncoder, LabelScorer, LinearLabelScorer
 from sknce.optim import RowAdagrad
@@ -138,24 +137,15 @@ class BagOneVsAllStep(KernelStep):
     The update of each row is that of ``torch.optim.Adagrad`` (without options) on
     the gradient of the row's :func:`~sknce.losses.multilabel_one_vs_all` loss; the
     sums of squared gradients are the optimizer's own state, so a continued fit, a
-    checkpoint or the autograd step carry on from them. With ``n_hard``, each batch's
-    rows first get their hard negatives from the model as the batch begins
-    (:func:`~sknce.conditional._mining.mine_hard_labels`).
+    checkpoint or the autograd step carry on from them.
 
     Parameters
     ----------
     n_jobs : int, default=1
         Threads of the kernel (Hogwild with more than one: not bit-reproducible).
-    n_hard : int, default=0
-        Hard negatives per row (the highest-scoring labels that are not the row's).
     """
 
     optimizer = torch.optim.Adagrad
-    n_hard = 0  # a step pickled before hard negatives
-
-    def __init__(self, n_jobs: int = 1, n_hard: int = 0) -> None:
-        super().__init__(n_jobs)
-        self.n_hard = int(n_hard)
 
     def applies(self, net) -> bool:
         """The engine's conditions, and a scorer and objective the kernel implements."""
@@ -165,8 +155,6 @@ class BagOneVsAllStep(KernelStep):
         """The batch as the kernel's arrays, numpy views of the parameters and of
         Adagrad's sums."""
         scorer = net.module_
-        if self.n_hard:
-            inputs, targets = mine_hard_labels(scorer, inputs, targets, self.n_hard)
         tables = _tables(scorer)
         state = net.optimizer_.state
         sums = tuple(None if t is None else state[t]["sum"] for t in tables)

@@ -47,9 +47,6 @@ LR = 0.2
 LABELS_PER_NEGATIVE = 32
 NEGATIVES_RANGE = (64, 256)
 BATCH = 2048
-#: Hard negatives per row (:mod:`sknce.conditional._mining`): the highest-scoring
-#: non-positive labels, whose terms of the loss enter exactly.
-HARD_NEGATIVES = 0
 ROW_UPDATES = 100_000
 EPOCH_RANGE = (5, 20)
 #: Elsewhere (autograd's step): noise labels per row, and positive labels per batch
@@ -90,9 +87,6 @@ class MultilabelPlan:
     refit : bool
         After a fit that held out rows, a new network is trained on every row for the
         epochs of the held-out rows' best precision (the compiled regime).
-    n_hard : int
-        Hard negatives per row (:func:`~sknce.conditional._mining.mine_hard_labels`):
-        the compiled regime's highest-scoring non-positive labels, 0 elsewhere.
     """
 
     bag: bool
@@ -104,7 +98,6 @@ class MultilabelPlan:
     batch_size: int
     lr: float | None
     refit: bool
-    n_hard: int
 
 
 def _is_counts(X) -> bool:
@@ -143,7 +136,6 @@ def resolve_plan(estimator, X, Y: sp.csr_matrix) -> MultilabelPlan:
             batch_size=int(np.clip(round(AUTOGRAD_BATCH / per_row), 16, AUTOGRAD_BATCH)),
             lr=None,
             refit=False,
-            n_hard=0,
         )
     return MultilabelPlan(
         bag=True,
@@ -155,7 +147,6 @@ def resolve_plan(estimator, X, Y: sp.csr_matrix) -> MultilabelPlan:
         batch_size=BATCH,
         lr=LR,
         refit=True,
-        n_hard=min(HARD_NEGATIVES, Y.shape[1]),
     )
 
 

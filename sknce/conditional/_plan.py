@@ -242,9 +242,6 @@ class ClassifierPlan:
     max_threads : int
         The most threads that pay for the compiled step (:func:`linear_threads`);
         ``n_jobs`` is at most this; 0: no bound.
-    n_hard : int
-        Hard negatives per row of the compiled multi-label step (the highest-scoring
-        labels that are not the row's, :mod:`sknce.conditional._mining`); 0: none.
     """
 
     regime: str
@@ -274,7 +271,6 @@ class ClassifierPlan:
     params: tuple
     damping: float = 0.0
     max_threads: int = 0
-    n_hard: int = 0
 
     def epochs(self, n_train: int, auto_epochs) -> int:
         """The epochs of a fit on ``n_train`` training examples.
@@ -674,7 +670,6 @@ def _multilabel_fields(estimator, facts: DataFacts, multilabel: MultilabelPlan) 
         refit=multilabel.refit,
         early_stopping=bool(estimator.early_stopping),
         params=tuple(_snapshot(estimator).items()),
-        n_hard=multilabel.n_hard,
     )
 
 

@@ -10,9 +10,7 @@ from sklearn.pipeline import make_pipeline
 from sknce import ConditionalNCEClassifier
 from sknce._bags import smooth_idf
 from sknce._data import Targets, csr_to_tensor
-from sknce.conditional import _mining
 from sknce.conditional._kernel_step import BagOneVsAllStep
-from sknce.conditional._mining import hard_labels, mine_hard_labels
 from sknce.losses import MultilabelOneVsAllLoss, multilabel_one_vs_all
 from sknce.nn import BagEncoder, BagWeighting, LabelScorer
 
@@ -106,8 +104,9 @@ class _Net:
         self.optimizer_ = _adagrad(scorer, lr)
 
 
-def _batch_of(batch, weights=None, shared=False):
-    """The sampler's ``(inputs, targets)`` of a :func:`_problem` batch."""
+def _kernel_steps(scorer, batch, lr, weights=None, shared=False):
+    """The compiled step on the whole batch (its prepare and one kernel call)."""
+    net = _Net(scorer, lr)
     negatives = torch.as_tensor(batch["negatives"])
     neg_log_noise = torch.as_tensor(batch["neg_log_noise"])
     if shared:
@@ -123,32 +122,22 @@ def _batch_of(batch, weights=None, shared=False):
         neg_mask=torch.as_tensor(batch["neg_mask"]),
         sample_weight=None if weights is None else torch.as_tensor(weights),
     )
-    return inputs, targets
-
-
-def _kernel_steps(scorer, batch, lr, weights=None, shared=False, n_hard=0):
-    """The compiled step on the whole batch (its prepare and one kernel call)."""
-    net = _Net(scorer, lr)
-    inputs, targets = _batch_of(batch, weights, shared)
-    step = BagOneVsAllStep(n_hard=n_hard)
+    step = BagOneVsAllStep()
     state = step.prepare(net, inputs, targets)
     return step.kernel(net, state, 0, batch["X"].shape[0], lr), net.optimizer_
 
 
-def _assert_kernel_is_autograd(scorer, batch, lr, trained=None, **options):
-    """The compiled step on ``batch`` (with ``options``) leaves the loss, parameters and
-    Adagrad sums of autograd's per-row Adagrad on ``trained`` (default: ``batch``);
-    returns the kernel's loss and the parameters before it."""
+def _assert_kernel_is_autograd(scorer, batch, lr, weights=None, shared=False) -> dict:
+    """The compiled step on ``batch`` leaves the loss, parameters and Adagrad sums of
+    autograd's per-row Adagrad; returns the parameters before it."""
     reference = {k: v.clone() for k, v in scorer.state_dict().items()}
-    expected_loss, expected_optimizer = _autograd_steps(
-        scorer, batch if trained is None else trained, lr
-    )
+    expected_loss, expected_optimizer = _autograd_steps(scorer, batch, lr, weights)
     expected = {k: v.clone() for k, v in scorer.state_dict().items()}
     scorer.load_state_dict(reference)
-    loss, optimizer = _kernel_steps(scorer, batch, lr, **options)
+    loss, optimizer = _kernel_steps(scorer, batch, lr, weights, shared)
     assert loss == pytest.approx(expected_loss, rel=1e-10)
     _assert_same_state(scorer, optimizer, expected, expected_optimizer)
-    return loss, reference
+    return reference
 
 
 def _assert_same_state(scorer, optimizer, expected, expected_optimizer):
@@ -179,14 +168,7 @@ def test_the_kernel_step_is_autograd_adagrad_row_by_row(rows, weighted, idf):
     n = batch["X"].shape[0]
     # exact in float32, as the step passes them
     weights = np.array([0.5, 0.75, 1.0, 1.25, 1.5, 2.0])[:n] if weighted else None
-    reference = {k: v.clone() for k, v in scorer.state_dict().items()}
-    lr = 0.3
-    expected_loss, expected_optimizer = _autograd_steps(scorer, batch, lr, weights)
-    expected = {k: v.clone() for k, v in scorer.state_dict().items()}
-    scorer.load_state_dict(reference)
-    loss, optimizer = _kernel_steps(scorer, batch, lr, weights)
-    assert loss == pytest.approx(expected_loss, rel=1e-10)
-    _assert_same_state(scorer, optimizer, expected, expected_optimizer)
+    reference = _assert_kernel_is_autograd(scorer, batch, 0.3, weights)
     moved = [not torch.equal(p, reference[k]) for k, p in scorer.named_parameters()]
     assert all(moved) if n > 1 else any(moved)
 
@@ -227,118 +209,6 @@ def test_a_masked_negative_changes_nothing():
     assert loss_full == pytest.approx(loss_without, rel=1e-12)
     for name, value in scorer.state_dict().items():
         np.testing.assert_allclose(value.numpy(), after_full[name].numpy(), rtol=1e-12)
-
-
-# --- hard negatives ----------------------------------------------------------------------
-def _brute_force_hard(scorer, batch, n_hard):
-    """Each row's ``n_hard`` best-scoring labels that are not its positives, by sorting
-    every label's score (fewer where the row has fewer non-positive labels)."""
-    with torch.no_grad():
-        logits = scorer(csr_to_tensor(batch["X"]).double())["logits"].numpy()
-    out = []
-    for i, row in enumerate(logits):
-        own = set(batch["positives"][i][batch["pos_mask"][i]].tolist())
-        ranked = [y for y in np.argsort(-row, kind="stable") if y not in own]
-        out.append(ranked[:n_hard])
-    return out
-
-
-@pytest.mark.parametrize("block", [_mining.SCORES_PER_BLOCK, N_LABELS, 3 * N_LABELS])
-@pytest.mark.parametrize("n_hard", [1, 3, 6])
-def test_hard_labels_are_the_best_scoring_labels_that_are_not_positives(
-    monkeypatch, n_hard, block
-):
-    """Against sorting every label's score, in blocks of rows of every size; a row with
-    fewer non-positive labels than ``n_hard`` (row 3 at 6) marks the rest missing."""
-    monkeypatch.setattr(_mining, "SCORES_PER_BLOCK", block)
-    scorer, batch = _problem(8, seed=3)
-    inputs, targets = _batch_of(batch)
-    labels, found = hard_labels(scorer, inputs["x"], inputs["labels"], targets.pos_mask, n_hard)
-    expected = _brute_force_hard(scorer, batch, n_hard)
-    assert [len(e) for e in expected] == found.sum(dim=1).tolist()
-    assert any(len(e) < n_hard for e in expected) == (n_hard == 6)
-    for row, mask, want in zip(labels.numpy(), found.numpy(), expected):
-        assert row[mask].tolist() == want
-
-
-def test_a_mined_batch_puts_the_hard_labels_first_with_weight_one():
-    """Hard labels weigh 1, drawn ones keep ``1 / (K p_N)``; a drawn label that is hard
-    or a positive is masked (positives are never hard)."""
-    scorer, batch = _problem(8, seed=4)
-    inputs, targets = _batch_of(batch)
-    mined, mined_targets = mine_hard_labels(scorer, inputs, targets, 2)
-    negatives, log_noise = mined["negatives"].numpy(), mined_targets.neg_log_noise.numpy()
-    assert negatives.shape == (8, 2 + K)
-    weights = np.exp(-log_noise) / negatives.shape[1]
-    np.testing.assert_allclose(weights[:, :2], 1.0)
-    np.testing.assert_allclose(weights[:, 2:], np.exp(-batch["neg_log_noise"]) / K)
-    mask = mined_targets.neg_mask.numpy()
-    for i in range(8):
-        own = set(batch["positives"][i][batch["pos_mask"][i]].tolist())
-        hard = set(negatives[i, :2].tolist())
-        assert hard == set(_brute_force_hard(scorer, batch, 2)[i]) and not hard & own
-        drawn = negatives[i, 2:]
-        np.testing.assert_array_equal(mask[i, 2:], [y not in own | hard for y in drawn])
-    assert not mask[:, 2:].all()  # some drawn label was hard or a positive
-
-
-def test_the_mined_loss_is_an_unbiased_estimate_of_the_full_one_vs_all_loss():
-    """The expected loss of a mined batch over the draws from p_N is the full one-vs-all
-    loss (every positive and every other label once, weight 1), exactly (float64).
-
-    The loss is a sum of one term per draw, so its expectation over ``K`` draws is that
-    of one draw: ``sum_y p_N(y) loss(y)``, the losses of one draw ``y`` per row."""
-    scorer, batch = _problem(6, seed=5)
-    noise = np.random.default_rng(0).dirichlet(np.ones(N_LABELS))
-    x = csr_to_tensor(batch["X"]).double()
-    positives, pos_mask = torch.as_tensor(batch["positives"]), torch.as_tensor(batch["pos_mask"])
-    own = np.zeros((6, N_LABELS), dtype=bool)
-    for i in range(6):
-        own[i, batch["positives"][i][batch["pos_mask"][i]]] = True
-    with torch.no_grad():
-        logits = scorer(x)["logits"].numpy()
-    softplus = np.logaddexp(0.0, np.where(own, -logits, logits))
-    full = softplus.sum()
-    expected = 0.0
-    for y in range(N_LABELS):
-        inputs = {"x": x, "labels": positives, "negatives": torch.full((6, 1), y)}
-        targets = Targets(
-            pos_mask=pos_mask,
-            neg_log_noise=torch.full((6, 1), float(np.log(noise[y])), dtype=torch.float64),
-            neg_mask=torch.as_tensor(~own[:, y : y + 1]),
-        )
-        inputs, targets = mine_hard_labels(scorer, inputs, targets, 2)
-        with torch.no_grad():
-            scores = scorer(x, labels=positives, negatives=inputs["negatives"])
-            neg_scores = scores["neg"].masked_fill(~targets.neg_mask, -torch.inf)
-            loss = multilabel_one_vs_all(
-                scores["pos"],
-                neg_scores,
-                targets.neg_log_noise,
-                pos_mask=pos_mask,
-                reduction="sum",
-            )
-        expected += noise[y] * float(loss)
-    assert expected == pytest.approx(full, rel=1e-12)
-
-
-@pytest.mark.parametrize("n_hard", [1, 3])
-def test_the_kernel_step_with_hard_negatives_is_autograd_on_the_mined_batch(n_hard):
-    """The step mines with the model as the batch begins, then trains as autograd's
-    per-row Adagrad on that batch (float64): the same loss, parameters and sums."""
-    scorer, batch = _problem(6, seed=6)
-    inputs, targets = _batch_of(batch)
-    mined, mined_targets = mine_hard_labels(scorer, inputs, targets, n_hard)
-    as_mined = dict(
-        batch,
-        negatives=mined["negatives"].numpy(),
-        neg_log_noise=mined_targets.neg_log_noise.numpy(),
-        neg_mask=mined_targets.neg_mask.numpy(),
-    )
-    loss, reference = _assert_kernel_is_autograd(scorer, batch, 0.3, as_mined, n_hard=n_hard)
-    scorer.load_state_dict(reference)
-    without, _ = _kernel_steps(scorer, batch, 0.3)
-    assert without != pytest.approx(loss, rel=1e-6)  # the hard terms changed the step
 
 
 # --- the classifier's compiled regime ----------------------------------------------------
