@@ -14,12 +14,19 @@ this process, one after the other, and prints for each:
   true labels that are tokens of the row;
 - sknce only: precision@k after adding ``bonus`` to the log-odds of each label that is
   a token of the row (``BONUSES``; an analysis on the test rows, not a model): what a
-  model that can tie a label to its own token in the input would gain.
+  model that can tie a label to its own token in the input would gain;
+- sknce only: precision@k after adding ``weight`` times a label-agnostic sparse term to
+  the log-odds: the positive PMI of feature ``j`` and label ``y`` over the training rows
+  (pairs found in at least 2 rows), averaged over the row's features weighed as the bag
+  weighs them (``WEIGHTS``). With ``--held-out`` the same grid is also computed on the
+  last 10% of the training rows by models of the first 90%, to choose the weight
+  without the test rows.
 
 Usage::
 
     nice -n 10 python benchmarks/profile_multilabel.py --task neighbours --systems sknce plt
     python benchmarks/profile_multilabel.py --systems sknce --params '{"max_epochs": 5}'
+    python benchmarks/profile_multilabel.py --task keywords --systems sknce --held-out
 """
 
 from __future__ import annotations
@@ -32,6 +39,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
+from sklearn.preprocessing import normalize
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's sknce
@@ -42,41 +51,98 @@ BANDS = ((0, 10), (10, 20), (20, 50), (50, 100), (100, None))
 TOP = 5
 #: Added to the log-odds of the labels that are tokens of the row (sknce's re-ranking).
 BONUSES = (0.5, 1.0, 2.0)
+#: Weights of the co-occurrence term added to the log-odds.
+WEIGHTS = (1.0, 2.0, 4.0, 8.0)
 
 
-def fit_sknce(data, seed: int, params: dict) -> tuple[np.ndarray, dict]:
-    """The top labels of the test rows, and the fit's own figures."""
+def cooccurrence(X, Y) -> sp.csr_matrix:
+    """``(n_features, n_labels)``: the positive PMI of each feature and label over the
+    rows of counts ``X`` and indicator ``Y``, for the pairs found in at least 2 rows."""
+    present = (X > 0).astype(np.float64)
+    pairs = (present.T @ Y.astype(np.float64)).tocoo()
+    rows_of_feature = np.asarray(present.sum(axis=0)).ravel()
+    rows_of_label = np.asarray(Y.sum(axis=0)).ravel()
+    pmi = np.log(pairs.data * X.shape[0] / (rows_of_feature[pairs.row] * rows_of_label[pairs.col]))
+    keep = (pmi > 0) & (pairs.data >= 2)
+    return sp.csr_matrix((pmi[keep], (pairs.row[keep], pairs.col[keep])), shape=pairs.shape)
+
+
+def reranked(clf, X, idf, table, label_sets, extra) -> dict:
+    """Precision@k of ``clf``'s log-odds on the rows ``X`` plus each weight of ``extra``
+    (a function of the log-odds' shape giving the added term)."""
+    log_proba = clf.predict_log_proba(X)  # each label's log sigma(s)
+    log_odds = log_proba - np.log(-np.expm1(np.minimum(log_proba, -1e-12)))
+    out = {}
+    for weight, term in extra(X, idf, table):
+        best = np.argsort(-(log_odds + weight * term), axis=1, kind="stable")[:, :TOP]
+        out[str(weight)] = _rounded(bench.ranking_scores(best, label_sets))
+    return out
+
+
+def _cooccurrence_terms(X, idf, table):
+    bags = X.astype(np.float64)
+    bags.data = np.log1p(bags.data)
+    bags = normalize(sp.csr_matrix(bags.multiply(idf[None, :])), norm="l1")
+    term = (bags @ table).toarray()
+    return [(weight, term) for weight in WEIGHTS]
+
+
+def _fit(texts, label_sets, n_labels: int, seed: int, params: dict):
+    """The vectorizer, its training counts and indicator, and the fitted classifier."""
     from sklearn.feature_extraction.text import CountVectorizer
 
     from sknce import ConditionalNCEClassifier
 
     vectorizer = CountVectorizer(token_pattern=bench.TOKENS, lowercase=False)
-    X = vectorizer.fit_transform(data["X_train"])
-    Y = bench.indicator(data["L_train"], len(data["vocabulary"]))
+    X = vectorizer.fit_transform(texts)
+    Y = bench.indicator(label_sets, n_labels)
     clf = ConditionalNCEClassifier(n_jobs=1, random_state=seed, **params)
     start = time.process_time()
     clf.fit(X, Y)
-    cpu = time.process_time() - start
+    return vectorizer, X, Y, clf, time.process_time() - start
+
+
+def fit_sknce(data, seed: int, params: dict, held_out: bool) -> tuple[np.ndarray, dict]:
+    """The top labels of the test rows, and the fit's own figures."""
+    from sknce._bags import smooth_idf
+
+    n_labels = len(data["vocabulary"])
+    if held_out:  # the co-occurrence grid on the last tenth of the training rows
+        cut = int(0.9 * len(data["X_train"]))
+        vectorizer, X, Y, clf, _ = _fit(
+            data["X_train"][:cut], data["L_train"][:cut], n_labels, seed, params
+        )
+        rows = vectorizer.transform(data["X_train"][cut:])
+        table = cooccurrence(X, Y)
+        grid_held_out = reranked(
+            clf, rows, smooth_idf(X), table, data["L_train"][cut:], _cooccurrence_terms
+        )
+    vectorizer, X, Y, clf, cpu = _fit(data["X_train"], data["L_train"], n_labels, seed, params)
     X_test = vectorizer.transform(data["X_test"])
     top, _ = clf.predict_topk(X_test, TOP)
     train_top, _ = clf.predict_topk(X[:1500], TOP)
     selection = getattr(clf, "selection_history_", None) or []
     # the labels that are tokens of the row: the feature of the label's own token
     column = np.array([vectorizer.vocabulary_.get(w, -1) for w in data["vocabulary"]])
-    own = (X_test[:, np.clip(column, 0, None)].toarray() > 0) & (column >= 0)
-    log_proba = clf.predict_log_proba(X_test)  # each label's log sigma(s)
-    log_odds = log_proba - np.log(-np.expm1(np.minimum(log_proba, -1e-12)))
-    reranked = {}
-    for bonus in BONUSES:
-        best = np.argsort(-(log_odds + bonus * own), axis=1, kind="stable")[:, :TOP]
-        reranked[str(bonus)] = _rounded(bench.ranking_scores(best, data["L_test"]))
-    return top, {
+
+    def own_tokens(rows, idf, table):
+        own = (rows[:, np.clip(column, 0, None)].toarray() > 0) & (column >= 0)
+        return [(bonus, own) for bonus in BONUSES]
+
+    idf, table = smooth_idf(X), cooccurrence(X, Y)
+    figures = {
         "fit_cpu_s": round(cpu, 2),
         "epochs": clf.n_iter_,
         "train": _rounded(bench.ranking_scores(train_top, data["L_train"][:1500])),
         "held_out_by_epoch": [round(r["valid_precision"], 4) for r in selection],
-        "own_token_bonus": reranked,
+        "own_token_bonus": reranked(clf, X_test, idf, table, data["L_test"], own_tokens),
+        "cooccurrence_term": reranked(
+            clf, X_test, idf, table, data["L_test"], _cooccurrence_terms
+        ),
     }
+    if held_out:
+        figures["cooccurrence_term_held_out"] = grid_held_out
+    return top, figures
 
 
 def fit_library(system: str, data, seed: int) -> tuple[np.ndarray, dict]:
@@ -137,12 +203,15 @@ def main(argv=None) -> None:
     )
     parser.add_argument("--params", default="{}", help="sknce's parameters, as JSON")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--held-out", action="store_true", help="also the co-occurrence grid on held-out rows"
+    )
     args = parser.parse_args(argv)
     data = bench.TASKS[args.task]()
     data["task"] = args.task
     for system in args.systems:
         if system == "sknce":
-            top, figures = fit_sknce(data, args.seed, json.loads(args.params))
+            top, figures = fit_sknce(data, args.seed, json.loads(args.params), args.held_out)
         else:
             top, figures = fit_library(system, data, args.seed)
         row = {"task": args.task, "system": system, "seed": args.seed}
