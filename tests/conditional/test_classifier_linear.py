@@ -268,3 +268,22 @@ def test_the_temperature_of_few_examples_stays_near_one_and_of_none_is_one():
     assert fit_temperature(torch.empty(0, 3), torch.empty(0, dtype=torch.int64)) == 1.0
     weights = torch.tensor([1.0, 0.0], dtype=torch.float64)
     assert math.isfinite(fit_temperature(logits, labels, weights))
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_the_temperature_maximises_its_objective_over_a_fine_grid(weighted):
+    """The search finds the maximiser of the penalised log-likelihood of
+    ``log_softmax(logits / T)``, computed by torch over a grid of ``log T``."""
+    rng = np.random.default_rng(3)
+    logits = torch.as_tensor(rng.normal(scale=3.0, size=(300, 7)), dtype=torch.float32)
+    labels = torch.as_tensor(rng.integers(0, 7, size=300))
+    weights = torch.as_tensor(rng.uniform(0.1, 3.0, size=300)) if weighted else None
+    w = torch.ones(300, dtype=torch.float64) if weights is None else weights * 300 / weights.sum()
+    grid = torch.linspace(-3.0, 3.0, 3001, dtype=torch.float64)
+    values = [
+        float(w @ torch.log_softmax(logits.double() * math.exp(-u), dim=1)[range(300), labels])
+        - float(u) ** 2 / 2
+        for u in grid
+    ]
+    best = math.exp(float(grid[int(np.argmax(values))]))
+    assert fit_temperature(logits, labels, weights) == pytest.approx(best, rel=2e-3)
