@@ -828,24 +828,19 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         return batch_size, plan.epochs(n_train, steps)
 
     def _net_options(self, data: _Labelled) -> dict:
-        """The linear decay of the plan's rate, as an extra callback, and the plan's
-        prefetching of batches."""
+        """The linear decay of the plan's rate, as an extra callback."""
         held_out = self.validation_fraction if self.early_stopping else 0.0
         return self._decay_options(data.n_examples * (1 - held_out))
 
     def _decay_options(self, per_epoch: float) -> dict:
-        """The net's options of the plan: its linear decay over epochs of ``per_epoch``
-        examples (none when the plan keeps the rate, or with the user's
-        ``LRScheduler``), and its prefetching of the training batches."""
+        """The plan's linear decay over epochs of ``per_epoch`` examples (none when the
+        plan keeps the rate, or with the user's ``LRScheduler``)."""
         from skorch.callbacks import LRScheduler
 
-        plan = self._classifier_plan
-        options = {"prefetch": plan.prefetch}
         users = [c[1] if isinstance(c, tuple) else c for c in self.callbacks or ()]
-        if not plan.lr_decay or any(isinstance(c, LRScheduler) for c in users):
-            return options
-        decay = LinearDecay(END_LR, max(per_epoch, 1.0))
-        return {**options, "extra_callbacks": [("lr_decay", decay)]}
+        if not self._classifier_plan.lr_decay or any(isinstance(c, LRScheduler) for c in users):
+            return {}
+        return {"extra_callbacks": [("lr_decay", LinearDecay(END_LR, max(per_epoch, 1.0)))]}
 
     def _check_params(self) -> None:
         self._check_hidden()
@@ -954,7 +949,6 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         step = self.net_.step
         if isinstance(step, KernelStep):
             step.n_jobs = self._classifier_plan.n_jobs
-        self.net_.prefetch = self._classifier_plan.prefetch
 
     def continue_refusal(self) -> str | None:
         """Why a fit continuing the fitted network cannot honour the current parameters.

@@ -242,9 +242,6 @@ class ClassifierPlan:
     max_threads : int
         The most threads that pay for the compiled step (:func:`linear_threads`);
         ``n_jobs`` is at most this; 0: no bound.
-    prefetch : bool
-        The compiled step leaves a thread of the estimator's ``n_jobs`` free: the
-        training batches are built in it, ahead of the step.
     """
 
     regime: str
@@ -274,7 +271,6 @@ class ClassifierPlan:
     params: tuple
     damping: float = 0.0
     max_threads: int = 0
-    prefetch: bool = False
 
     def epochs(self, n_train: int, auto_epochs) -> int:
         """The epochs of a fit on ``n_train`` training examples.
@@ -358,10 +354,8 @@ class ClassifierPlan:
         params = dict(self.params)
         now = _snapshot(estimator)
         n_jobs = check_n_jobs(now["n_jobs"])
-        threads = min(n_jobs, self.max_threads) if self.max_threads else n_jobs
         changes: dict = {
-            "n_jobs": threads,
-            "prefetch": self.kernel and n_jobs > threads,
+            "n_jobs": min(n_jobs, self.max_threads) if self.max_threads else n_jobs,
             "params": tuple(now.items()),
             "lr": self.auto_lr if now["lr"] == "auto" else float(now["lr"]),
             "max_epochs": None if estimator.max_epochs == "auto" else estimator.max_epochs,
@@ -620,7 +614,6 @@ def resolve_plan(
     )
     if max_threads:
         plan["n_jobs"] = min(plan["n_jobs"], max_threads)
-    plan["prefetch"] = kernel and check_n_jobs(estimator.n_jobs) > plan["n_jobs"]
     return _with_sparse_tables(estimator, facts, plan, optimizer, accelerator_processes)
 
 

@@ -211,16 +211,6 @@ def test_the_linear_step_takes_the_threads_that_pay_at_most_n_jobs():
     )
     assert bag.regime == "bag" and bag.n_jobs == 4 and bag.max_threads == 0
 
-    def prefetch(n_classes, n_jobs, **params):
-        est = ConditionalNCEClassifier(n_jobs=n_jobs, **params)
-        return resolve_plan(est, _facts(n_classes, entries=work / 100)).prefetch
-
-    # a thread of n_jobs that the compiled step leaves free builds the batches
-    assert prefetch(199, 2) and prefetch(200, 4)
-    assert not prefetch(199, 1) and not prefetch(200, 2) and not prefetch(400, 4)
-    assert not prefetch(199, 2, optimizer=LazyAdam)  # autograd: no compiled step
-    assert not bag.prefetch
-
 
 def test_the_damping_is_the_auto_rates_alone():
     facts = _facts(1000)
@@ -422,25 +412,6 @@ def test_honoured_changes_take_effect_in_the_continued_fit(linear_fit):
     # lr back to "auto": the rate the plan resolved from the data
     clf.set_params(lr="auto").partial_fit(X, y)
     assert clf.plan_.lr == fitted.plan_.lr
-    # the spare thread of n_jobs builds the batches, until n_jobs leaves none
-    assert clf.plan_.prefetch == clf.net_.prefetch == (threads < 2)
-    clf.set_params(n_jobs=1).partial_fit(X, y)
-    assert not clf.plan_.prefetch and not clf.net_.prefetch
-
-
-def test_batches_built_ahead_in_a_spare_thread_train_the_same_model(linear_fit):
-    """n_jobs=2 where the linear step takes one thread: the batches are built in the
-    other, in the same order and from the same draws, so the fit is bit for bit the
-    one of n_jobs=1."""
-    fitted, X, y = linear_fit
-    assert fitted.plan_.n_jobs == 1 and not fitted.plan_.prefetch
-    spare = clone(fitted).set_params(n_jobs=2).fit(X, y)
-    assert spare.plan_.n_jobs == 1 and spare.plan_.prefetch and spare.net_.prefetch
-    for a, b in zip(
-        fitted.net_.module_.state_dict().values(), spare.net_.module_.state_dict().values()
-    ):
-        assert torch.equal(a, b)
-    assert spare.temperature_ == fitted.temperature_
 
 
 # A tiny fit that keeps the prior start warns so; not this test's subject.
