@@ -87,14 +87,13 @@ def rows_to_tensor(X, rows: Sequence[int] | np.ndarray | slice, device="cpu") ->
     if sp.issparse(X) and X.format == "csr" and _row_indices(rows, X.shape[0]):
         # what X[rows] then csr_to_tensor build, gathered in one compiled pass
         indices, values = _gather_csr_rows(X.indptr, X.indices, X.data, rows)
-        coo = torch.sparse_coo_tensor(
+        return torch.sparse_coo_tensor(
             to_device(indices, device),
             to_device(values.astype(np.float32, copy=False), device),
             size=(len(rows), X.shape[1]),
             check_invariants=False,
             is_coalesced=True,
         )
-        return coo
     block = X[rows]
     if sp.issparse(block):
         return csr_to_tensor(block, device=device)
