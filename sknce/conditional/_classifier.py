@@ -262,7 +262,9 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         (:class:`~sknce.losses.MarginSoftmaxLoss`), where a per-example update of
         its ``n_classes`` scores costs at most 32 times the factored model's
         ``64 * (entries + 17)``, with ``entries`` the mean stored entries of a
-        row, and its table holds at most 2**27 numbers; otherwise the factored
+        row (up to 4 times more below 10 training rows per class, as
+        ``10 / rows_per_class``: the factored model learns little from a few rows
+        of a class), and its table holds at most 2**27 numbers; otherwise the factored
         :class:`~sknce.nn.BagEncoder`, the weighted mean of the rows of the
         features present (fastText's hidden layer; see :ref:`huge_label_spaces`).
         Both train by a compiled step on the CPU with the default optimizer; the
@@ -1167,7 +1169,12 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         """
         log_prior = self._set_labels(labels, counts, declared, n_rows)
         facts = DataFacts(
-            len(self.classes_), self.n_features_in_, entries, non_negative, n_rows is not None
+            len(self.classes_),
+            self.n_features_in_,
+            entries,
+            non_negative,
+            multilabel=n_rows is not None,
+            n_samples=int(counts.sum()) if n_rows is None else n_rows,
         )
         accelerator = self.accelerator
         processes = 1 if accelerator is None else accelerator.num_processes

@@ -13,8 +13,10 @@ Three regimes (the figures behind each constant are in ``benchmarks/README.md``,
 "The best text classifier at every label count"):
 
 * ``"linear"``: a sparse ``X`` with few enough classes that a full-rank linear
-  model costs at most ``_LINEAR_COST`` times a factored one per example
-  (:func:`linear_fits`): :class:`~sknce.nn.LinearLabelScorer` over the weighted bag
+  model costs at most ``LINEAR_COST`` times a factored one per example, up to
+  ``LINEAR_FEW_ROWS_SCALE`` times more with few training rows per class
+  (:func:`linear_budget`, :func:`linear_fits`):
+  :class:`~sknce.nn.LinearLabelScorer` over the weighted bag
   (``bag="log1p-idf"``), the exact softmax of every class with a training margin,
   row-wise AdaGrad in a compiled step (damped towards plain SGD as the classes
   grow, :func:`linear_damping`), the held-out log-likelihood choosing the
@@ -40,6 +42,7 @@ from sknce.optim import LazyAdam, RowAdagrad
 __all__ = [
     "ClassifierPlan",
     "DataFacts",
+    "linear_budget",
     "linear_damping",
     "linear_fits",
     "linear_threads",
@@ -78,11 +81,10 @@ END_LR = 1e-4
 
 #: The full-rank linear model: chosen while its cost per example (``entries *
 #: n_classes`` multiply-adds) is at most ``LINEAR_COST`` times the factored bag's
-#: (``BAG_DIM * (entries + BAG_NEGATIVES + 1)``) and its table at most
-#: ``LINEAR_MAX_WEIGHTS`` numbers (512 MiB of float32; the factored bag that takes
-#: over past the cap learns nothing from a few examples per class, so the cap lies
-#: past the cost rule's switch on rows of about 30 distinct words among 30,000
-#: features, about 3,100 classes). RowAdagrad's rate ``LINEAR_LR / sqrt(entries)`` within
+#: (``BAG_DIM * (entries + BAG_NEGATIVES + 1)``; more with few rows per class, see
+#: ``LINEAR_FEW_ROWS``) and its table at most ``LINEAR_MAX_WEIGHTS`` numbers (512 MiB
+#: of float32; on rows of about 30 distinct words among 30,000 features it is reached
+#: at about 4,400 classes). RowAdagrad's rate ``LINEAR_LR / sqrt(entries)`` within
 #: ``LINEAR_LR_RANGE`` (a row's first update has norm ``lr``, and a unit row of
 #: ``entries`` weights sums to about ``sqrt(entries)``: the scores of an example then
 #: move by about ``LINEAR_LR`` whatever its length), the training margin
@@ -90,6 +92,14 @@ END_LR = 1e-4
 #: in ``LINEAR_EPOCH_RANGE`` epochs.
 LINEAR_COST = 32
 LINEAR_MAX_WEIGHTS = 2**27
+#: The factored bag learns nothing from a few training rows per class (3-4 rows: never
+#: better than the label frequencies it starts at) where the linear model still learns;
+#: below ``LINEAR_FEW_ROWS`` rows per class the linear model's cost budget
+#: ``LINEAR_COST`` grows as ``LINEAR_FEW_ROWS / rows_per_class``, at most
+#: ``LINEAR_FEW_ROWS_SCALE`` times (:func:`linear_budget`). Few rows per class make few
+#: examples, so the linear fit stays cheap where the budget grows.
+LINEAR_FEW_ROWS = 10.0
+LINEAR_FEW_ROWS_SCALE = 4.0
 LINEAR_LR = 8.0
 LINEAR_LR_RANGE = (0.25, 4.0)
 LINEAR_MARGIN = 1.0
@@ -163,6 +173,9 @@ class DataFacts:
         Whether every stored value of ``X`` is at least 0 (counts).
     multilabel : bool
         Whether ``y`` is a label indicator.
+    n_samples : int or None
+        Training rows (of the first chunk of a ``partial_fit``); None: not known (read
+        as many rows per class).
     """
 
     n_classes: int
@@ -170,6 +183,7 @@ class DataFacts:
     entries: float | None
     non_negative: bool = True
     multilabel: bool = False
+    n_samples: int | None = None
 
 
 @dataclass(frozen=True)
@@ -383,10 +397,36 @@ def _snapshot(estimator) -> dict:
     return params
 
 
-def linear_fits(n_classes: int, n_features: int, entries: float) -> bool:
+def linear_budget(n_classes: int, n_samples: int | None) -> float:
+    """How many times the factored bag's cost per example the linear model may cost.
+
+    ``LINEAR_COST`` times ``clip(LINEAR_FEW_ROWS / rows_per_class, 1,
+    LINEAR_FEW_ROWS_SCALE)``, with ``rows_per_class = n_samples / n_classes``: more
+    with few training rows per class (where the factored bag learns nothing),
+    continuous in the rows per class.
+
+    Parameters
+    ----------
+    n_classes : int
+    n_samples : int or None
+        Training rows; None: not known (``LINEAR_COST``).
+
+    Returns
+    -------
+    float
+    """
+    if not n_samples:
+        return float(LINEAR_COST)
+    scale = np.clip(LINEAR_FEW_ROWS * n_classes / n_samples, 1.0, LINEAR_FEW_ROWS_SCALE)
+    return float(LINEAR_COST * scale)
+
+
+def linear_fits(
+    n_classes: int, n_features: int, entries: float, n_samples: int | None = None
+) -> bool:
     """Whether the full-rank linear model is the plan for a sparse ``X``.
 
-    Its cost per example (``entries * n_classes``) is at most ``LINEAR_COST``
+    Its cost per example (``entries * n_classes``) is at most :func:`linear_budget`
     times the factored bag's, ``BAG_DIM * (entries + BAG_NEGATIVES + 1)``, and its
     table holds at most ``LINEAR_MAX_WEIGHTS`` numbers.
 
@@ -395,6 +435,8 @@ def linear_fits(n_classes: int, n_features: int, entries: float) -> bool:
     n_classes, n_features : int
     entries : float
         Mean stored entries per row.
+    n_samples : int or None, default=None
+        Training rows; None: not known.
 
     Returns
     -------
@@ -402,7 +444,7 @@ def linear_fits(n_classes: int, n_features: int, entries: float) -> bool:
     """
     factored = BAG_DIM * (entries + BAG_NEGATIVES + 1)
     return (
-        entries * n_classes <= LINEAR_COST * factored
+        entries * n_classes <= linear_budget(n_classes, n_samples) * factored
         and n_features * n_classes <= LINEAR_MAX_WEIGHTS
     )
 
@@ -487,7 +529,7 @@ def _regime(estimator, facts: DataFacts) -> str:
         and not estimator.input_bias
         and estimator.dropout == 0
     )
-    if plain and linear_fits(facts.n_classes, facts.n_features, facts.entries):
+    if plain and linear_fits(facts.n_classes, facts.n_features, facts.entries, facts.n_samples):
         return "linear"
     return "bag"
 

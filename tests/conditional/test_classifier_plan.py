@@ -24,6 +24,7 @@ from sknce import ConditionalNCEClassifier
 from sknce.conditional._kernel_step import BagRankingStep, LinearSoftmaxStep
 from sknce.conditional._plan import (
     DataFacts,
+    linear_budget,
     linear_damping,
     linear_fits,
     linear_threads,
@@ -75,12 +76,70 @@ def test_article_chunks_of_a_few_thousand_classes_keep_the_linear_model(n_classe
     assert plan.regime == "linear" and plan.width == n_classes
 
 
-def test_on_article_chunks_the_cost_rule_switches_before_the_table_cap():
+def test_rows_per_class_unknown_the_cost_rule_switches_on_article_chunks_before_the_cap():
     k = _largest_linear(ARTICLE_ENTRIES)
     assert k > 3_000 and (k + 1) * ARTICLE_FEATURES <= plan_module.LINEAR_MAX_WEIGHTS
     est = ConditionalNCEClassifier()
     assert resolve_plan(est, _facts(k, ARTICLE_FEATURES, ARTICLE_ENTRIES)).regime == "linear"
     assert resolve_plan(est, _facts(k + 1, ARTICLE_FEATURES, ARTICLE_ENTRIES)).regime == "bag"
+
+
+#: Its training rows (80% of the 40-token chunks), and the centre-word task's facts (7,650
+#: classes, 41.7 rows per class, contexts of 9.46 distinct words): the factored bag's home.
+ARTICLE_ROWS = 9_014
+CENTRE = dict(n_classes=7_650, n_features=20_000, entries=9.46, n_samples=319_086)
+
+
+def test_the_linear_budget_grows_continuously_with_fewer_rows_per_class_and_is_bounded():
+    cost, few = plan_module.LINEAR_COST, plan_module.LINEAR_FEW_ROWS
+    scale = plan_module.LINEAR_FEW_ROWS_SCALE
+    assert linear_budget(100, None) == cost
+    assert linear_budget(100, int(100 * few)) == cost == linear_budget(100, 10**9)
+    assert linear_budget(100, int(100 * few / scale)) == pytest.approx(cost * scale)
+    assert linear_budget(100, 1) == pytest.approx(cost * scale)
+    assert linear_budget(100, 500) == pytest.approx(cost * few / 5)
+    rows = np.arange(1, 3_000)
+    budgets = np.array([linear_budget(100, int(n)) for n in rows])
+    assert np.all(np.diff(budgets) <= 0)  # fewer rows per class, never a smaller budget
+    assert np.max(np.abs(np.diff(budgets))) < 0.2 * cost  # no step between neighbours
+
+
+@pytest.mark.parametrize("n_classes", [3_125, 3_200, 4_000, 4_409])
+def test_article_chunks_of_a_few_rows_per_class_keep_the_linear_model_up_to_the_cap(n_classes):
+    # 3,125 and more classes (2.9 rows per class or fewer) took the factored bag, which
+    # learnt nothing there (accuracy 0 at 3,200 classes against LinearSVC's 0.186).
+    facts = _facts(n_classes, ARTICLE_FEATURES, ARTICLE_ENTRIES, n_samples=ARTICLE_ROWS)
+    plan = resolve_plan(ConditionalNCEClassifier(), facts)
+    assert plan.regime == "linear" and plan.width == n_classes
+    assert not linear_fits(n_classes, ARTICLE_FEATURES, ARTICLE_ENTRIES)  # rows unknown
+
+
+def test_on_article_chunks_the_table_cap_now_ends_the_linear_model():
+    k = plan_module.LINEAR_MAX_WEIGHTS // ARTICLE_FEATURES
+    assert k == 4_409
+    est = ConditionalNCEClassifier()
+    facts = _facts(k + 1, ARTICLE_FEATURES, ARTICLE_ENTRIES, n_samples=ARTICLE_ROWS)
+    assert resolve_plan(est, facts).regime == "bag"
+
+
+@pytest.mark.parametrize(
+    "facts",
+    [
+        CENTRE,
+        dict(CENTRE, n_classes=7_505),
+        # the synthetic 10**5 table: 2 rows per class, 5 entries of 240 features
+        dict(n_classes=100_000, n_features=240, entries=5.0, n_samples=200_000),
+    ],
+)
+def test_the_factored_bags_home_keeps_the_bag(facts):
+    assert resolve_plan(ConditionalNCEClassifier(), DataFacts(**facts)).regime == "bag"
+
+
+def test_with_many_rows_per_class_the_cost_switch_is_unchanged():
+    k = _largest_linear(9.5)
+    for n_classes, regime in ((k, "linear"), (k + 1, "bag")):
+        facts = _facts(n_classes, 10, 9.5, n_samples=int(n_classes * plan_module.LINEAR_FEW_ROWS))
+        assert resolve_plan(ConditionalNCEClassifier(), facts).regime == regime
 
 
 def _three_rows_per_class(n_classes, seed):
@@ -111,6 +170,24 @@ def test_the_linear_model_learns_from_three_rows_per_class_without_a_warning():
         warnings.simplefilter("error", ConvergenceWarning)
         est = ConditionalNCEClassifier(random_state=0).fit(X, y)
     assert est.plan_.regime == "linear" and est.score(X_test, y_test) > 0.9
+
+
+def test_a_fit_just_past_the_cost_switch_on_three_rows_per_class_learns(monkeypatch):
+    # The cost rule's switch moved down (LINEAR_COST 0.1) so that this tiny task, 3 rows
+    # per class, lies past it as article chunks of 3,200 classes lay past the real one:
+    # without the rows per class the factored bag took it and kept the prior start.
+    monkeypatch.setattr(plan_module, "LINEAR_COST", 0.1)
+    X, y = _three_rows_per_class(64, seed=0)
+    X_test, y_test = _three_rows_per_class(64, seed=1)
+    entries = X.getnnz() / X.shape[0]
+    assert not linear_fits(64, 400, entries)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est = ConditionalNCEClassifier(random_state=0).fit(X, y)
+    assert est.plan_.regime == "linear" and est.score(X_test, y_test) > 0.9
+    # the same task with 12 rows per class is the bag's (the rule reads the fit's rows)
+    plan = resolve_plan(ConditionalNCEClassifier(), _facts(64, 400, entries, n_samples=4 * y.size))
+    assert plan.regime == "bag"
 
 
 @pytest.mark.parametrize(
