@@ -264,7 +264,9 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         ``64 * (entries + 17)``, with ``entries`` the mean stored entries of a
         row (up to 4 times more below 10 training rows per class, as
         ``10 / rows_per_class``: the factored model learns little from a few rows
-        of a class), and its table holds at most 2**27 numbers; otherwise the factored
+        of a class); its table holds at most 2**27 numbers, past which the
+        features share ``2**27 // n_classes`` rows (feature ``j`` row ``j`` modulo
+        that, ``plan_.n_buckets``); otherwise the factored
         :class:`~sknce.nn.BagEncoder`, the weighted mean of the rows of the
         features present (fastText's hidden layer; see :ref:`huge_label_spaces`).
         Both train by a compiled step on the CPU with the default optimizer; the
@@ -1188,9 +1190,13 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         return log_prior
 
     def _weighting(self) -> BagWeighting | None:
-        """The bag encoder's reading of ``X``: the plan's representation (None: as given)."""
-        bag = self._classifier_plan.bag
-        return None if bag in (None, "counts") else BagWeighting(bag, self.idf_)
+        """The bag encoder's reading of ``X``: the plan's representation, its features
+        folded into the plan's ``n_buckets`` (None: as given)."""
+        plan = self._classifier_plan
+        n_buckets = plan.n_buckets or None
+        if plan.bag in (None, "counts") and n_buckets is None:
+            return None
+        return BagWeighting(plan.bag or "counts", self.idf_, n_buckets=n_buckets)
 
     def _sampler(self, X, y_enc: np.ndarray, device: str, **pairs) -> LabelSampler:
         """The sampler of encoded labels; ``pairs``: multi-label ``anchors`` and ``positives``."""

@@ -17,7 +17,8 @@ Three regimes (the figures behind each constant are in ``benchmarks/README.md``,
   ``LINEAR_FEW_ROWS_SCALE`` times more with few training rows per class
   (:func:`linear_budget`, :func:`linear_fits`):
   :class:`~sknce.nn.LinearLabelScorer` over the weighted bag
-  (``bag="log1p-idf"``), the exact softmax of every class with a training margin,
+  (``bag="log1p-idf"``; past the table's cap, the features folded into fewer rows,
+  :func:`linear_buckets`), the exact softmax of every class with a training margin,
   row-wise AdaGrad in a compiled step (damped towards plain SGD as the classes
   grow, :func:`linear_damping`), the held-out log-likelihood choosing the
   epoch and a temperature;
@@ -43,6 +44,7 @@ __all__ = [
     "ClassifierPlan",
     "DataFacts",
     "linear_budget",
+    "linear_buckets",
     "linear_damping",
     "linear_fits",
     "linear_threads",
@@ -82,9 +84,11 @@ END_LR = 1e-4
 #: The full-rank linear model: chosen while its cost per example (``entries *
 #: n_classes`` multiply-adds) is at most ``LINEAR_COST`` times the factored bag's
 #: (``BAG_DIM * (entries + BAG_NEGATIVES + 1)``; more with few rows per class, see
-#: ``LINEAR_FEW_ROWS``) and its table at most ``LINEAR_MAX_WEIGHTS`` numbers (512 MiB
-#: of float32; on rows of about 30 distinct words among 30,000 features it is reached
-#: at about 4,400 classes). RowAdagrad's rate ``LINEAR_LR / sqrt(entries)`` within
+#: ``LINEAR_FEW_ROWS``). Its table holds at most ``LINEAR_MAX_WEIGHTS`` numbers (512 MiB
+#: of float32; 30,000 features reach it at about 4,400 classes): past that the features
+#: share ``LINEAR_MAX_WEIGHTS // n_classes`` rows (the hashing trick), so that the
+#: model degrades with the collisions instead of falling to the factored bag, which
+#: learns nothing from a few rows per class. RowAdagrad's rate ``LINEAR_LR / sqrt(entries)`` within
 #: ``LINEAR_LR_RANGE`` (a row's first update has norm ``lr``, and a unit row of
 #: ``entries`` weights sums to about ``sqrt(entries)``: the scores of an example then
 #: move by about ``LINEAR_LR`` whatever its length), the training margin
@@ -256,6 +260,9 @@ class ClassifierPlan:
     max_threads : int
         The most threads that pay for the compiled step (:func:`linear_threads`);
         ``n_jobs`` is at most this; 0: no bound.
+    n_buckets : int
+        The rows of the linear model's table when the features are folded into fewer
+        rows than features (:func:`linear_buckets`); 0: one row per feature.
     """
 
     regime: str
@@ -285,6 +292,7 @@ class ClassifierPlan:
     params: tuple
     damping: float = 0.0
     max_threads: int = 0
+    n_buckets: int = 0
 
     def epochs(self, n_train: int, auto_epochs) -> int:
         """The epochs of a fit on ``n_train`` training examples.
@@ -427,8 +435,8 @@ def linear_fits(
     """Whether the full-rank linear model is the plan for a sparse ``X``.
 
     Its cost per example (``entries * n_classes``) is at most :func:`linear_budget`
-    times the factored bag's, ``BAG_DIM * (entries + BAG_NEGATIVES + 1)``, and its
-    table holds at most ``LINEAR_MAX_WEIGHTS`` numbers.
+    times the factored bag's, ``BAG_DIM * (entries + BAG_NEGATIVES + 1)``. (Its table
+    is bounded by folding the features, :func:`linear_buckets`.)
 
     Parameters
     ----------
@@ -443,10 +451,28 @@ def linear_fits(
     bool
     """
     factored = BAG_DIM * (entries + BAG_NEGATIVES + 1)
-    return (
-        entries * n_classes <= linear_budget(n_classes, n_samples) * factored
-        and n_features * n_classes <= LINEAR_MAX_WEIGHTS
-    )
+    return entries * n_classes <= linear_budget(n_classes, n_samples) * factored
+
+
+def linear_buckets(n_classes: int, n_features: int) -> int:
+    """The rows the linear model's features are folded into, or 0 (one per feature).
+
+    While ``n_features * n_classes`` is at most ``LINEAR_MAX_WEIGHTS``, 0; past it,
+    ``LINEAR_MAX_WEIGHTS // n_classes`` (at least 1): feature ``j`` shares row
+    ``j % n_buckets``, continuous in the number of classes (a few colliding features
+    just past the cap).
+
+    Parameters
+    ----------
+    n_classes, n_features : int
+
+    Returns
+    -------
+    int
+    """
+    if n_features * n_classes <= LINEAR_MAX_WEIGHTS:
+        return 0
+    return max(1, LINEAR_MAX_WEIGHTS // n_classes)
 
 
 def linear_damping(n_classes: int) -> float:
@@ -572,7 +598,7 @@ def resolve_plan(
     kwargs = dict(estimator.optimizer_kwargs or {})
     n_classes = facts.n_classes
     objective = "ova" if facts.multilabel else estimator.objective
-    margin, exhaustive, n_negatives, damping, max_threads = 0.0, False, 0, 0.0, 0
+    margin, exhaustive, n_negatives, damping, max_threads, n_buckets = 0.0, False, 0, 0.0, 0, 0
     bag = None
     if facts.entries is not None:
         bag = estimator.bag
@@ -591,6 +617,7 @@ def resolve_plan(
             margin = LINEAR_MARGIN
         objective = "softmax"
         width = n_classes
+        n_buckets = linear_buckets(n_classes, facts.n_features)
         if kernel and optimizer is RowAdagrad and estimator.lr == "auto":
             damping = linear_damping(n_classes)
         if kernel:
@@ -653,6 +680,7 @@ def resolve_plan(
         params=tuple(_snapshot(estimator).items()),
         damping=damping,
         max_threads=max_threads,
+        n_buckets=n_buckets,
     )
     if max_threads:
         plan["n_jobs"] = min(plan["n_jobs"], max_threads)

@@ -55,11 +55,15 @@ def test_the_linear_model_holds_up_to_the_cost_switch_and_not_one_class_more(ent
     assert resolve_plan(est, _facts(k + 1, 10, entries)).regime == "bag"
 
 
-def test_the_linear_model_holds_while_its_table_fits():
+def test_past_its_table_cap_the_linear_model_folds_its_features_into_fewer_rows():
     limit = plan_module.LINEAR_MAX_WEIGHTS
     est = ConditionalNCEClassifier()
-    assert resolve_plan(est, _facts(64, limit // 64, 32.0)).regime == "linear"
-    assert resolve_plan(est, _facts(64, limit // 64 + 1, 32.0)).regime == "bag"
+    within = resolve_plan(est, _facts(64, limit // 64, 32.0))
+    assert within.regime == "linear" and within.n_buckets == 0
+    past = resolve_plan(est, _facts(64, limit // 64 + 1, 32.0))
+    assert past.regime == "linear" and past.n_buckets == limit // 64  # was the bag
+    assert resolve_plan(est, _facts(64, 10 * limit, 32.0)).n_buckets == limit // 64
+    assert plan_module.linear_buckets(limit + 1, 2) == 1  # at least one row
 
 
 #: The article task cut into thousands of classes (``bench_label_count.py --sweep article``):
@@ -114,12 +118,26 @@ def test_article_chunks_of_a_few_rows_per_class_keep_the_linear_model_up_to_the_
     assert not linear_fits(n_classes, ARTICLE_FEATURES, ARTICLE_ENTRIES)  # rows unknown
 
 
-def test_on_article_chunks_the_table_cap_now_ends_the_linear_model():
-    k = plan_module.LINEAR_MAX_WEIGHTS // ARTICLE_FEATURES
-    assert k == 4_409
+@pytest.mark.parametrize("n_classes", [4_409, 4_410, 6_000, 9_000])
+def test_on_article_chunks_past_the_table_cap_the_linear_model_folds_its_features(n_classes):
+    # 4,410 classes pass the cap (30,439 features); the factored bag took over there
+    facts = _facts(n_classes, ARTICLE_FEATURES, ARTICLE_ENTRIES, n_samples=ARTICLE_ROWS)
+    plan = resolve_plan(ConditionalNCEClassifier(), facts)
+    assert plan.regime == "linear"
+    limit = plan_module.LINEAR_MAX_WEIGHTS
+    assert plan.n_buckets == (0 if n_classes <= 4_409 else limit // n_classes)
+    if n_classes == 4_410:  # just past the cap, 5 of 30,439 features share a row
+        assert ARTICLE_FEATURES - plan.n_buckets == 5
+
+
+def test_on_article_chunks_the_cost_rule_ends_the_linear_model_at_its_largest_budget():
+    scale = plan_module.LINEAR_FEW_ROWS_SCALE
+    factored = plan_module.BAG_DIM * (ARTICLE_ENTRIES + plan_module.BAG_NEGATIVES + 1)
+    k = math.floor(scale * plan_module.LINEAR_COST * factored / ARTICLE_ENTRIES)
     est = ConditionalNCEClassifier()
-    facts = _facts(k + 1, ARTICLE_FEATURES, ARTICLE_ENTRIES, n_samples=ARTICLE_ROWS)
-    assert resolve_plan(est, facts).regime == "bag"
+    for n_classes, regime in ((k, "linear"), (k + 1, "bag")):
+        facts = _facts(n_classes, ARTICLE_FEATURES, ARTICLE_ENTRIES, n_samples=ARTICLE_ROWS)
+        assert resolve_plan(est, facts).regime == regime
 
 
 @pytest.mark.parametrize(
