@@ -81,7 +81,7 @@ TOP = 5
 SWEEP = {
     "article": (
         *(2, 5, 10, 20, 50, 105, 128, 129, 200, 500, 1000, 1500, 2000, 2500, 3000),
-        *(3200, 4000, 4409, 4410),  # 4,409: the last under the linear table's cap
+        *(3200, 4000, 4409, 4410, 6000),  # 4,409: the last under the linear table's cap
     ),
     "centre": (2, 10, 100, 500, 1000, 2000, 3000, 5000),
 }
@@ -190,6 +190,7 @@ def run_sknce(params: dict, data, pattern, seed: int) -> dict:
         "predict_s_per_10k": predict_s,
         "epochs": clf.n_iter_,
         "regime": clf.plan_.regime,
+        "n_buckets": clf.plan_.n_buckets,
     }
     rows = np.flatnonzero(known)[:5000]
     index = np.searchsorted(clf.classes_, y_test[rows])
