@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import torch
+from test_classifier_plan import _three_rows_per_class
 
 import sknce.conditional._plan as plan_module
 from sknce import ConditionalNCEClassifier
@@ -74,17 +75,6 @@ def test_a_weighting_pickled_before_the_fold_reads_as_unfolded():
     assert old.n_buckets is None
     X = torch.as_tensor(_counts().toarray(), dtype=torch.float32)
     assert torch.equal(old(X), X)
-
-
-def _three_rows_per_class(n_classes, seed, n_features=400):
-    """Each class owns 3 features (2 in each of its 3 rows), plus 3 noise features a row."""
-    rng = np.random.default_rng(seed)
-    y = np.repeat(np.arange(n_classes), 3)
-    own = 3 * y[:, None] + np.array([rng.permutation(3)[:2] for _ in y])
-    cols = np.hstack([own, rng.integers(3 * n_classes, n_features, size=(y.size, 3))])
-    rows = np.repeat(np.arange(y.size), cols.shape[1])
-    X = sp.csr_matrix((np.ones(cols.size), (rows, cols.ravel())), shape=(y.size, n_features))
-    return X, y
 
 
 @pytest.mark.parametrize("bag", ["auto", "counts"])
