@@ -1528,7 +1528,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         float
         """
         y_pred = self.predict(X)
-        sample_weight = score_weights(sample_weight, len(y_pred))
+        sample_weight = score_weights(sample_weight, y_pred.shape[0])
         if self.multilabel_:
             return float(accuracy_score(y, y_pred, sample_weight=sample_weight))
         return float(accuracy_score(check_sortable_labels(y), y_pred, sample_weight=sample_weight))

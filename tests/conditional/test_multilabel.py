@@ -7,6 +7,7 @@ import pytest
 import scipy.sparse as sp
 import torch
 import torch.nn.functional as F
+from sklearn.model_selection import GridSearchCV
 from sklearn.preprocessing import MultiLabelBinarizer
 
 from sknce import ConditionalNCEClassifier
@@ -248,6 +249,23 @@ def test_output_types_follow_y():
     np.testing.assert_allclose(np.exp(full), dense.predict_proba(X), rtol=1e-12)
     # score: subset accuracy, as scikit-learn's classifiers
     assert dense.score(X, Y) == pytest.approx(np.mean((pred == Y).all(axis=1)))
+
+
+def test_score_takes_a_sparse_indicator_and_weights():
+    # a sparse fit predicts sparse rows, which have no len(): score and a grid search
+    # scored by it used to raise "sparse array length is ambiguous"
+    X, Y = _planted(n=200)
+    sparse = ConditionalNCEClassifier(max_epochs=3, **FAST).fit(X, sp.csr_matrix(Y))
+    pred = sparse.predict(X).toarray()
+    exact = (pred == Y).all(axis=1)
+    assert sparse.score(X, sp.csr_matrix(Y)) == pytest.approx(exact.mean())
+    weights = np.linspace(1.0, 3.0, 200)
+    weighted = sparse.score(X, sp.csr_matrix(Y), sample_weight=weights)
+    assert weighted == pytest.approx(np.average(exact, weights=weights))
+    search = GridSearchCV(
+        ConditionalNCEClassifier(max_epochs=2, **FAST), {"n_negatives": [4, 8]}, cv=2
+    ).fit(X, sp.csr_matrix(Y))
+    assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
 
 
 def test_label_sets_through_multilabelbinarizer():
