@@ -302,9 +302,9 @@ def test_the_linear_step_takes_the_threads_that_pay_at_most_n_jobs():
     assert threads(199, 4) == 1 and threads(200, 4) == 2 and threads(200, 1) == 1
     assert threads(400, 2) == 2 and threads(400, 8) == 4
     # the factored bag's step keeps n_jobs
+    entries = work / 100
     bag = resolve_plan(
-        ConditionalNCEClassifier(n_jobs=4),
-        _facts(50, n_features=plan_module.LINEAR_MAX_WEIGHTS, entries=work / 100),
+        ConditionalNCEClassifier(n_jobs=4), _facts(_largest_linear(entries) + 1, entries=entries)
     )
     assert bag.regime == "bag" and bag.n_jobs == 4 and bag.max_threads == 0
 
@@ -338,11 +338,11 @@ def test_the_linear_plan_keeps_the_users_choices():
     )
 
 
-def test_the_bag_plan_is_fasttexts_regime_with_one_rule_for_the_negatives():
+def test_the_bag_plan_is_fasttexts_regime_with_one_rule_for_the_negatives(monkeypatch):
+    monkeypatch.setattr(plan_module, "LINEAR_COST", 0)  # the bag at any label count
     est = ConditionalNCEClassifier()
     many = plan_module.BAG_NEGATIVES + 2
-    big = _facts(many, n_features=plan_module.LINEAR_MAX_WEIGHTS, entries=12.0)
-    plan = resolve_plan(est, big)
+    plan = resolve_plan(est, _facts(many, entries=12.0))
     assert plan.regime == "bag" and plan.kernel and plan.optimizer is torch.optim.SGD
     assert (plan.width, plan.n_negatives, plan.exhaustive) == (
         64,
@@ -352,7 +352,7 @@ def test_the_bag_plan_is_fasttexts_regime_with_one_rule_for_the_negatives():
     assert plan.bag == "counts" and not plan.calibrate
     assert plan.lr == pytest.approx(plan_module.BAG_LR_PER_ENTRY * 12.0)
     # with at most BAG_NEGATIVES + 1 classes every other class is scored instead
-    few = resolve_plan(est, _facts(many - 1, n_features=plan_module.LINEAR_MAX_WEIGHTS))
+    few = resolve_plan(est, _facts(many - 1))
     assert few.exhaustive and few.shared and few.n_negatives == many - 1
 
 
@@ -375,8 +375,8 @@ def test_multilabel_trains_the_bag_by_autograd_and_one_vs_all():
         (_facts(50, entries=30.0), 10**9, plan_module.LINEAR_EPOCH_RANGE[0]),
         (_facts(50, entries=30.0), 10, plan_module.LINEAR_EPOCH_RANGE[1]),
         (_facts(50, entries=30.0), plan_module.LINEAR_EXAMPLES // 7, 7),
-        (_facts(20, n_features=2**26, entries=5.0), plan_module.BAG_EXAMPLES // 4, 4),
-        (_facts(20, n_features=2**26, entries=5.0), 10, plan_module.BAG_EPOCH_RANGE[1]),
+        (_facts(10_000, entries=5.0), plan_module.BAG_EXAMPLES // 4, 4),
+        (_facts(10_000, entries=5.0), 10, plan_module.BAG_EPOCH_RANGE[1]),
     ],
 )
 def test_auto_epochs_are_a_number_of_example_updates_in_a_range(facts, n_train, epochs):
