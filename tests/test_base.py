@@ -356,6 +356,48 @@ def test_chance_aware_early_stopping_counts_from_the_first_epoch_below_chance(
     assert callback.best_epoch_ == best_epoch
 
 
+@pytest.mark.parametrize(
+    ("patient_start", "losses", "stop_epoch", "best_epoch"),
+    [
+        # from a start at 8.6 the held-out loss first rises, then falls below it
+        (False, [9.7, 9.3, 8.72, 8.65, 8.62, 8.4, 8.3, 8.35, 8.36], 2, 0),
+        (True, [9.7, 9.3, 8.72, 8.65, 8.62, 8.4, 8.3, 8.35, 8.36], 9, 7),
+        # a fit that never beats its start runs every epoch and keeps the start
+        (True, [9.0] * 6, None, 0),
+        # once an epoch has beaten the start, the misses count as ever
+        (True, [8.0, 8.1, 8.2, 7.0], 3, 1),
+    ],
+)
+def test_a_patient_start_counts_no_miss_before_the_first_epoch_that_beats_it(
+    patient_start, losses, stop_epoch, best_epoch
+):
+    from types import SimpleNamespace
+
+    from skorch.history import History
+
+    callback = ChanceAwareEarlyStopping(
+        patience=2, threshold=1e-3, evaluate_initial=True, patient_start=patient_start
+    )
+    net = SimpleNamespace(
+        history=History(), verbose=0, mean_loss=lambda data, rng: 8.6, epoch_rng=lambda s: None
+    )
+    callback.on_train_begin(net)
+    stopped = None
+    for epoch, loss in enumerate(losses, 1):
+        net.history.new_epoch()
+        callback.on_epoch_begin(net, dataset_valid=object())
+        net.history.record("epoch", epoch)
+        net.history.record("valid_loss", loss)
+        try:
+            callback.on_epoch_end(net)
+        except KeyboardInterrupt:
+            stopped = epoch
+            break
+    assert callback.initial_loss_ == 8.6
+    assert stopped == stop_epoch
+    assert callback.best_epoch_ == best_epoch
+
+
 # --- failures ---------------------------------------------------------------------------
 def test_a_diverging_fit_raises_and_keeps_the_previous_state(blobs):
     X, y = blobs

@@ -794,12 +794,15 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             plateau = 0.0 if self._classifier_plan.refit else _PLATEAU
             return _multilabel.PrecisionEarlyStopping(self.patience, plateau)
         # From the prior start, the untrained model is epoch 0: a fit whose epochs never
-        # beat the label frequencies on held-out data returns to them.
+        # beat the label frequencies on held-out data returns to them. With a few rows per
+        # class the held-out loss first rises above them, then falls below: the epochs
+        # before the first that beats them are not misses.
         return ChanceAwareEarlyStopping(
             patience=self.patience,
             load_best=True,
             threshold=_PLATEAU,
             evaluate_initial=self.init == "prior",
+            patient_start=True,
         )
 
     def _make_objective(self):
