@@ -82,10 +82,11 @@ class ChanceAwareEarlyStopping(EarlyStopping):
         Whether the monitored value is a loss (else a score, e.g. a precision).
     patient_start : bool, default=False
         With ``evaluate_initial``: until an epoch improves on the starting weights,
-        epochs are not counted as misses, so that a fit whose held-out loss first
-        rises above a good start (e.g. the label frequencies, with few examples per
-        class) and then falls below it is not stopped before; one that never improves
-        on the start runs every epoch and returns to it.
+        an epoch that improves on the previous one (by the threshold) is not counted
+        as a miss, so that a fit whose held-out loss first rises above a good start
+        (e.g. the label frequencies, with few examples per class) and then falls
+        steadily below it is not stopped before; a fit whose loss stops falling is
+        stopped after ``patience`` such epochs and returns to the start.
 
     Attributes
     ----------
@@ -121,6 +122,7 @@ class ChanceAwareEarlyStopping(EarlyStopping):
         self.initial_loss_ = None
         self.initial_pending_ = self.evaluate_initial
         self.start_is_best_ = False
+        self.last_loss_ = None
 
     def on_epoch_begin(self, net, dataset_valid=None, **kwargs) -> None:
         if not self.initial_pending_:
@@ -149,9 +151,17 @@ class ChanceAwareEarlyStopping(EarlyStopping):
                 if not beats_chance(net.history[-1, self.monitor], self.chance):
                     return
                 self.beat_chance_ = True
-            improved = self._is_score_improved(net.history[-1, self.monitor])
+            loss, last = net.history[-1, self.monitor], self.last_loss_
+            self.last_loss_ = loss
+            improved = self._is_score_improved(loss)
             if self.patient_start and self.start_is_best_ and not improved:
-                return  # not a miss: the fit has not left its start yet
+                falling = last is not None and (
+                    loss < last - self.threshold * abs(last)
+                    if self.lower_is_better
+                    else loss > last + self.threshold * abs(last)
+                )
+                if falling:
+                    return  # not a miss: on its way back to the start it began from
             self.start_is_best_ = self.start_is_best_ and not improved
             super().on_epoch_end(net, **kwargs)
         finally:

@@ -362,8 +362,9 @@ def test_chance_aware_early_stopping_counts_from_the_first_epoch_below_chance(
         # from a start at 8.6 the held-out loss first rises, then falls below it
         (False, [9.7, 9.3, 8.72, 8.65, 8.62, 8.4, 8.3, 8.35, 8.36], 2, 0),
         (True, [9.7, 9.3, 8.72, 8.65, 8.62, 8.4, 8.3, 8.35, 8.36], 9, 7),
-        # a fit that never beats its start runs every epoch and keeps the start
-        (True, [9.0] * 6, None, 0),
+        # a fit whose loss stops falling before it beats the start is stopped as ever
+        (True, [9.0, 8.9, 9.1, 9.2], 3, 0),
+        (True, [9.0] * 6, 2, 0),
         # once an epoch has beaten the start, the misses count as ever
         (True, [8.0, 8.1, 8.2, 7.0], 3, 1),
     ],
