@@ -41,19 +41,29 @@ between neighbouring label counts against ``SGDClassifier``'s (the ruler).
 ``--plot`` draws the sweep into
 ``benchmarks/results/<name>_sweep.png``.
 
+``--trees PATH=LABEL ...`` compares checkouts of sknce (e.g. a snapshot of ``main``
+before a change, and this one after it): each repeat runs one process per tree in
+turn (before, after, before, after...), each importing sknce from its tree and
+running every system of every task, so the two trees' ``sknce defaults`` are
+interleaved and each is timed beside the other systems of its own process; their
+rows are named ``sknce defaults [LABEL]``.
+
 Usage::
 
     python benchmarks/bench_label_count.py                       # every task, 3 repeats
     python benchmarks/bench_label_count.py --tasks article newsgroups --repeats 1
     python benchmarks/bench_label_count.py --sweep article --repeats 3 --tag sweep
     python benchmarks/bench_label_count.py --quick               # small, for development
+    python benchmarks/bench_label_count.py --tasks article --trees /tmp/main=before .=after
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
+import subprocess
 import sys
 import tempfile
 import time
@@ -321,6 +331,8 @@ def summarise(rows: list[dict]) -> list[dict]:
             other = groups.get((task, reference))
             if other:
                 entry[f"fit_vs_{label}"] = entry["fit_s"] / np.mean([r["fit_s"] for r in other])
+                cpu = np.mean([r["fit_cpu_s"] for r in other])
+                entry[f"cpu_vs_{label}"] = entry["fit_cpu_s"] / cpu
         out.append(entry)
     return out
 
@@ -381,27 +393,9 @@ def plot_sweeps(summary: list[dict], path: Path) -> None:
     print(f"saved {path}")
 
 
-def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--tasks",
-        nargs="*",
-        default=["article", "newsgroups", "wiki10", "wiki_stemmed", "centre", "synthetic-1e5"],
-    )
-    parser.add_argument("--sweep", nargs="*", default=[], choices=sorted(SWEEP))
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--only", nargs="*", default=None, help="run only these systems")
-    parser.add_argument("--quick", action="store_true", help="small data, 1 repeat")
-    parser.add_argument("--plot", action="store_true", help="draw the sweeps")
-    parser.add_argument("--tag", default="")
-    args = parser.parse_args(argv)
-    repeats = 1 if args.quick else args.repeats
-    tasks = list(args.tasks)
-    for kind in args.sweep:
-        tasks += [f"{kind}-K{k}" for k in SWEEP[kind]]
-    load_start = os.getloadavg()
-    warm_up_s = warm_up()
-    print(f"warm-up fit (untimed below): {warm_up_s:.1f} s; load {load_start}", flush=True)
+def run_tasks(tasks: list[str], args) -> list[dict]:
+    """Every run of every system of ``tasks``: ``args.repeats`` repeats from seed
+    ``args.first_seed``, interleaved, one row each (with the load when it ended)."""
     rows, cache = [], {}
     for task in tasks:
         splits, pattern = task_splits(task, args.quick, cache)
@@ -420,7 +414,7 @@ def main(argv=None) -> None:
             flush=True,
         )
         with tempfile.TemporaryDirectory() as tmp:
-            for repeat in range(repeats):
+            for repeat in range(args.first_seed, args.first_seed + args.repeats):
                 for fold, data in enumerate(splits):
                     for name in systems:
                         result = run_system(name, data, pattern, seed=repeat, tmp=Path(tmp))
@@ -431,9 +425,86 @@ def main(argv=None) -> None:
                             "fold": fold,
                             "n_classes": n_classes,
                             **result,
+                            "load": os.getloadavg()[0],
                         }
                         print_row(row)
                         rows.append(row)
+    return rows
+
+
+def run_trees(trees: list[str], argv: list[str], repeats: int) -> list[dict]:
+    """The runs of ``--trees PATH=LABEL ...``: per repeat, one process per tree in turn,
+    each with ``--tree PATH --repeats 1``; the sknce systems' rows renamed
+    ``<system> [LABEL]``."""
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for repeat in range(repeats):
+            for spec in trees:
+                path, _, label = spec.partition("=")
+                out = Path(tmp) / "rows.json"
+                command = [sys.executable, __file__, *argv, "--tree", path]
+                command += ["--repeats", "1", "--first-seed", str(repeat), "--rows-out", str(out)]
+                print(f"--- repeat {repeat}, tree {label}: {path}", flush=True)
+                subprocess.run(command, check=True)
+                for row in json.loads(out.read_text()):
+                    if row["system"].startswith("sknce"):
+                        row["system"] = f"{row['system']} [{label or path}]"
+                    rows.append({**row, "tree": label or path})
+    return rows
+
+
+def _without_trees(argv: list[str]) -> list[str]:
+    """``argv`` less ``--trees`` and its values, and less ``--repeats N``."""
+    out, skipping = [], False
+    for arg in argv:
+        if arg.startswith("--"):
+            skipping = arg in ("--trees", "--repeats")
+        if not skipping:
+            out.append(arg)
+    return out
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--tasks",
+        nargs="*",
+        default=["article", "newsgroups", "wiki10", "wiki_stemmed", "centre", "synthetic-1e5"],
+    )
+    parser.add_argument("--sweep", nargs="*", default=[], choices=sorted(SWEEP))
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--first-seed", type=int, default=0, help="seed of the first repeat")
+    parser.add_argument("--only", nargs="*", default=None, help="run only these systems")
+    parser.add_argument("--quick", action="store_true", help="small data, 1 repeat")
+    parser.add_argument("--plot", action="store_true", help="draw the sweeps")
+    parser.add_argument("--tag", default="")
+    parser.add_argument(
+        "--trees", nargs="*", default=None, help="PATH=LABEL ...: compare sknce checkouts"
+    )
+    parser.add_argument("--tree", default=None, help="import sknce from this checkout")
+    parser.add_argument("--rows-out", default=None, help=argparse.SUPPRESS)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = parser.parse_args(argv)
+    if args.tree is not None:
+        if "sknce" in sys.modules:
+            raise RuntimeError("sknce was imported before --tree could choose its checkout")
+        sys.path.insert(0, str(Path(args.tree).resolve()))
+    repeats = 1 if args.quick else args.repeats
+    tasks = list(args.tasks)
+    for kind in args.sweep:
+        tasks += [f"{kind}-K{k}" for k in SWEEP[kind]]
+    load_start = os.getloadavg()
+    warm_up_s = None
+    if args.trees:
+        rows = run_trees(args.trees, _without_trees(argv), repeats)
+    else:
+        warm_up_s = warm_up()
+        print(f"warm-up fit (untimed below): {warm_up_s:.1f} s; load {load_start}", flush=True)
+        args.repeats = repeats
+        rows = run_tasks(tasks, args)
+    if args.rows_out is not None:
+        Path(args.rows_out).write_text(json.dumps(rows, default=str))
+        return
     summary = summarise(rows)
     name = result_name("bench_label_count", args.tag, args.quick)
     # the sweeps asked for, and those whose label counts --tasks names (article-K3200 ...)
@@ -447,6 +518,7 @@ def main(argv=None) -> None:
         params={
             "repeats": repeats,
             "threads": THREADS,
+            "trees": args.trees,
             "warm_up_s": warm_up_s,
             "load_start": load_start,
             "load_end": os.getloadavg(),

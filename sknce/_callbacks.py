@@ -313,6 +313,13 @@ class EpochTable(PrintLog):
     colour code (skorch writes the codes whatever the output).
     """
 
+    def on_epoch_end(self, net, **kwargs) -> None:
+        # skorch formats the table at every epoch, and prints it only when verbose (or
+        # into another sink): a silent fit skips the formatting (a few ms an epoch)
+        if self.sink is print and not net.verbose:
+            return
+        super().on_epoch_end(net, **kwargs)
+
     def format_row(self, row, key, color):
         if sys.stdout.isatty():
             return super().format_row(row, key, color)

@@ -25,6 +25,7 @@ from typing import Protocol
 import numpy as np
 import scipy.sparse as sp
 import torch
+from numba import njit
 from torch.utils.data import Dataset
 
 __all__ = [
@@ -83,10 +84,51 @@ def to_device(data: np.ndarray | torch.Tensor, device="cpu") -> torch.Tensor:
 
 def rows_to_tensor(X, rows: Sequence[int] | np.ndarray | slice, device="cpu") -> torch.Tensor:
     """Slice ``rows`` of a CSR matrix or array into a sparse or dense tensor on ``device``."""
+    if sp.issparse(X) and X.format == "csr" and _row_indices(rows, X.shape[0]):
+        # what X[rows] then csr_to_tensor build, gathered in one compiled pass
+        indices, values = _gather_csr_rows(X.indptr, X.indices, X.data, rows)
+        return torch.sparse_coo_tensor(
+            to_device(indices, device),
+            to_device(values.astype(np.float32, copy=False), device),
+            size=(len(rows), X.shape[1]),
+            check_invariants=False,
+            is_coalesced=True,
+        )
     block = X[rows]
     if sp.issparse(block):
         return csr_to_tensor(block, device=device)
     return to_device(np.ascontiguousarray(block), device)
+
+
+def _row_indices(rows, n_rows: int) -> bool:
+    """Whether ``rows`` is an array of integer indices in ``[0, n_rows)`` (others go
+    through scipy's indexing, and its errors)."""
+    return (
+        isinstance(rows, np.ndarray)
+        and rows.ndim == 1
+        and rows.dtype.kind in "iu"
+        and (rows.size == 0 or (rows.min() >= 0 and rows.max() < n_rows))
+    )
+
+
+@njit(cache=True, nogil=True)
+def _gather_csr_rows(indptr, indices, data, rows):
+    """The ``(2, nnz)`` COO indices (row in the block, column) and the values of
+    ``rows`` of a CSR matrix, in order."""
+    nnz = 0
+    for i in rows:
+        nnz += indptr[i + 1] - indptr[i]
+    coo = np.empty((2, nnz), dtype=np.int64)
+    values = np.empty(nnz, dtype=data.dtype)
+    out = 0
+    for t in range(rows.shape[0]):
+        i = rows[t]
+        for r in range(indptr[i], indptr[i + 1]):
+            coo[0, out] = t
+            coo[1, out] = indices[r]
+            values[out] = data[r]
+            out += 1
+    return coo, values
 
 
 def csr_to_tensor(block: sp.csr_matrix, device="cpu") -> torch.Tensor:

@@ -55,6 +55,24 @@ def test_epoch_table_colours_only_a_terminal(monkeypatch):
     assert "\033[" in table.table(row)
 
 
+def test_a_silent_table_formats_nothing_and_a_verbose_one_or_a_sink_prints(monkeypatch):
+    history = History()
+    history.new_epoch()
+    history.record("epoch", 1)
+    history.record("train_loss", 0.5)
+    for verbose, sink, printed in ((0, print, False), (1, print, True), (0, "sink", True)):
+        lines = []
+        table = EpochTable(sink=lines.append if sink == "sink" else print).initialize()
+        out = io.StringIO()
+        monkeypatch.setattr(
+            table, "table", lambda row, real=table.table, seen=lines: seen.append(0) or real(row)
+        )
+        with contextlib.redirect_stdout(out):
+            table.on_epoch_end(SimpleNamespace(history=history, verbose=verbose))
+        assert bool(lines) == printed
+        assert ("train_loss" in out.getvalue()) == (printed and sink is print)
+
+
 @pytest.mark.filterwarnings(r"ignore:\d+ document\(s\) with fewer than 2 tokens:UserWarning")
 def test_fit_records_chance_and_verbose_table_marks_restored_epoch():
     X = make_topic_corpus(n_documents=300, n_words=60, n_topics=3, random_state=0).X

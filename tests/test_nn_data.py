@@ -27,6 +27,32 @@ def test_sparse_rows_match_dense_rows(counts):
     np.testing.assert_array_equal(rows_to_tensor(X_dense, rows).numpy(), counts[rows])
 
 
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("data_dtype", [np.float32, np.float64])
+def test_the_compiled_row_gather_is_scipys_indexing(counts, index_dtype, data_dtype):
+    """Rows of a CSR matrix (repeated, empty, none, out of order) as the tensor built
+    from ``X[rows]``: same indices, values, order and shape, bit for bit."""
+    from sknce._data import csr_to_tensor
+
+    counts = counts.copy()
+    counts[5] = 0  # an empty row
+    X = sp.csr_matrix(counts.astype(data_dtype))
+    X.indices, X.indptr = X.indices.astype(index_dtype), X.indptr.astype(index_dtype)
+    for rows in (np.array([3, 0, 17, 3, 5]), np.array([], dtype=np.int64), np.arange(20)):
+        for typed in (rows, rows.astype(np.int32), rows.astype(np.uint64)):
+            got = rows_to_tensor(X, typed)
+            want = csr_to_tensor(X[rows])
+            assert got.is_coalesced() and got.shape == want.shape and got.dtype == want.dtype
+            np.testing.assert_array_equal(got.indices().numpy(), want.indices().numpy())
+            np.testing.assert_array_equal(got.values().numpy(), want.values().numpy())
+    # what scipy's indexing accepts or refuses, unchanged
+    np.testing.assert_array_equal(
+        rows_to_tensor(X, np.array([-1, 2])).to_dense().numpy(), counts[[-1, 2]]
+    )
+    with pytest.raises(IndexError):
+        rows_to_tensor(X, np.array([0, 20]))
+
+
 def test_as_csr_canonicalises_without_touching_the_input():
     X = sp.csr_matrix((np.array([1.0, 2.0]), np.array([1, 1]), np.array([0, 2])), shape=(1, 3))
     assert not X.has_canonical_format

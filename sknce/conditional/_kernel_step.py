@@ -23,14 +23,17 @@ input bias, dropout, the self-normalisation penalty) the engine trains by autogr
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 import torch
 
 from sknce._data import Targets
 from sknce._steps import KernelStep
 from sknce.conditional._kernels import (
+    BAG_CODES,
     adagrad_bag_one_vs_all,
     sgd_bag_ranking,
     sgd_linear_softmax,
+    weighted_csr,
 )
 from sknce.losses import MarginSoftmaxLoss, MultilabelOneVsAllLoss, RankingNCELoss
 from sknce.nn import BagEncoder, LabelScorer, LinearLabelScorer
@@ -53,18 +56,25 @@ def _bag_step_applies(net, objective: type) -> bool:
     )
 
 
-def _weighted(encoder: BagEncoder, x):
-    """A sparse COO batch as the encoder reads it (its ``weighting``), coalesced."""
+def _weighted_csr(encoder: BagEncoder, x) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``indptr``, ``indices``, ``data`` of a sparse COO batch as the encoder reads it
+    (its ``weighting``, :func:`~sknce.conditional._kernels.weighted_csr`), row-major."""
     x = x.coalesce()
-    return x if encoder.weighting is None else encoder.weighting(x)
-
-
-def _csr_of(x) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``indptr``, ``indices``, ``data`` of a coalesced sparse COO batch (row-major)."""
     rows, cols = x.indices().numpy()
-    indptr = np.zeros(x.shape[0] + 1, dtype=np.int64)
-    np.cumsum(np.bincount(rows, minlength=x.shape[0]), out=indptr[1:])
-    return indptr, cols, x.values().numpy()
+    values = x.values().numpy()
+    weighting = encoder.weighting
+    bag = BAG_CODES["counts" if weighting is None else weighting.bag]
+    idf = values[:0] if weighting is None or weighting.idf is None else weighting.idf.numpy()
+    indptr, data = weighted_csr(rows, cols, values, x.shape[0], bag, idf.astype(values.dtype))
+    if weighting is not None and weighting.n_buckets is not None:
+        # the features folded into the table's rows, a row's colliding entries summed, as
+        # BagWeighting folds them
+        folded = sp.csr_matrix(
+            (data, cols % weighting.n_buckets, indptr), shape=(x.shape[0], weighting.n_buckets)
+        )
+        folded.sum_duplicates()
+        return folded.indptr.astype(np.int64), folded.indices.astype(np.int64), folded.data
+    return indptr, cols, data
 
 
 def _views(tables) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -113,7 +123,7 @@ class BagRankingStep(KernelStep):
             # the same K corrections for every example (the sampler's expanded view)
             neg_log_noise = neg_log_noise[:1]
         batch = (
-            *_csr_of(_weighted(scorer.encoder, inputs["x"])),
+            *_weighted_csr(scorer.encoder, inputs["x"]),
             labels,
             np.ascontiguousarray(negatives),
             targets.pos_log_noise.numpy(),
@@ -165,7 +175,7 @@ class BagOneVsAllStep(KernelStep):
         # the importance weight 1 / (K p_N(y)) of each drawn label's term
         neg_coef = np.exp(-neg_log_noise.astype(np.float64)) / negatives.shape[1]
         batch = (
-            *_csr_of(_weighted(scorer.encoder, inputs["x"])),
+            *_weighted_csr(scorer.encoder, inputs["x"]),
             inputs["labels"].numpy(),
             targets.pos_mask.numpy(),
             np.ascontiguousarray(negatives),
@@ -239,7 +249,7 @@ class LinearSoftmaxStep(KernelStep):
         )
         weights = targets.sample_weight
         batch = (
-            *_csr_of(_weighted(scorer.encoder, inputs["x"])),
+            *_weighted_csr(scorer.encoder, inputs["x"]),
             targets.labels.numpy(),
             empty if weights is None else np.ascontiguousarray(weights.numpy(), np.float32),
         )

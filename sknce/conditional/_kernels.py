@@ -39,7 +39,16 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["adagrad_bag_one_vs_all", "sgd_bag_ranking", "sgd_linear_softmax"]
+__all__ = [
+    "BAG_CODES",
+    "adagrad_bag_one_vs_all",
+    "sgd_bag_ranking",
+    "sgd_linear_softmax",
+    "weighted_csr",
+]
+
+#: The representations of :func:`weighted_csr` (:class:`~sknce.nn.BagWeighting`'s ``bag``).
+BAG_CODES = {"counts": 0, "log1p": 1, "log1p-idf": 2, "tf": 3}
 
 
 @njit(nogil=True, cache=True, fastmath=True)
@@ -531,3 +540,60 @@ def sgd_linear_softmax(
             for k in range(n_classes):
                 bias[k] -= step * z[k]
     return total_loss
+
+
+@njit(nogil=True, cache=True, error_model="numpy")
+def weighted_csr(
+    rows: np.ndarray, cols: np.ndarray, values: np.ndarray, n_rows: int, bag: int, idf: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The CSR ``indptr`` and weighted values of a sparse batch of counts, in one pass.
+
+    What :class:`~sknce.nn.BagWeighting` computes in torch, in the values' dtype
+    (``bag``: :data:`BAG_CODES`): ``"log1p-idf"``, ``log(1 + x_j) idf_j`` with each row
+    scaled to unit Euclidean norm; ``"tf"``, each row divided by its sum; ``"log1p"``;
+    ``"counts"``, as given. A row whose norm or sum is not positive is not scaled.
+
+    Parameters
+    ----------
+    rows, cols : int64 arrays of shape (nnz,)
+        The row and column of each stored entry, sorted by row (a coalesced COO
+        batch's indices).
+    values : float array of shape (nnz,)
+        The counts.
+    n_rows : int
+        Rows of the batch.
+    bag : int
+        The representation's code.
+    idf : float array of shape (n_features,)
+        Inverse document frequencies (``"log1p-idf"``; any array otherwise).
+
+    Returns
+    -------
+    indptr : int64 array of shape (n_rows + 1,)
+    data : float array of shape (nnz,)
+    """
+    indptr = np.zeros(n_rows + 1, dtype=np.int64)
+    for r in range(rows.shape[0]):
+        indptr[rows[r] + 1] += 1
+    for i in range(n_rows):
+        indptr[i + 1] += indptr[i]
+    data = np.empty_like(values)
+    one = np.ones(1, dtype=values.dtype)[0]
+    for i in range(n_rows):
+        total = one - one
+        for r in range(indptr[i], indptr[i + 1]):
+            v = values[r]
+            if bag == 1 or bag == 2:
+                v = np.log1p(v)
+            if bag == 2:
+                v = v * idf[cols[r]]
+                total += v * v
+            elif bag == 3:
+                total += v
+            data[r] = v
+        if bag == 2:
+            total = np.sqrt(total)
+        if (bag == 2 or bag == 3) and total > 0:
+            for r in range(indptr[i], indptr[i + 1]):
+                data[r] = data[r] / total
+    return indptr, data

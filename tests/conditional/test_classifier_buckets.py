@@ -18,6 +18,7 @@ import sknce.conditional._plan as plan_module
 from sknce import ConditionalNCEClassifier
 from sknce._bags import normalize_bags, smooth_idf
 from sknce._data import csr_to_tensor
+from sknce.conditional._kernel_step import LinearSoftmaxStep, _weighted_csr
 from sknce.export import to_torch_export
 from sknce.nn import BagEncoder, BagWeighting
 
@@ -60,6 +61,20 @@ def test_a_folding_encoder_has_one_row_per_bucket_and_reads_dense_and_sparse_ali
     np.testing.assert_allclose(dense.detach().numpy(), sparse.detach().numpy(), atol=1e-6)
 
 
+@pytest.mark.parametrize("bag", ["log1p-idf", "counts"])
+def test_the_compiled_steps_batch_is_the_folded_weighting(bag):
+    X = _counts(seed=2)
+    idf = smooth_idf(X) if bag == "log1p-idf" else None
+    weighting = BagWeighting(bag, idf, n_buckets=4)
+    encoder = BagEncoder(X.shape[1], 3, normalize=False, weighting=weighting)
+    indptr, cols, data = _weighted_csr(encoder, csr_to_tensor(X))
+    assert cols.max() < 4 and cols.dtype == indptr.dtype == np.int64
+    batch = sp.csr_matrix((data, cols, indptr), shape=(X.shape[0], 4))
+    expected = weighting(csr_to_tensor(X)).to_dense().numpy()
+    np.testing.assert_allclose(batch.toarray(), expected, rtol=1e-6, atol=1e-7)
+    assert batch.has_canonical_format  # a row's colliding features summed, as in torch
+
+
 @pytest.mark.parametrize("n_buckets", [0, -3, 2.5, True, "4", np.float64(3.0)])
 def test_a_bad_bucket_count_is_refused_naming_it(n_buckets):
     with pytest.raises(ValueError, match="n_buckets must be a positive integer or None"):
@@ -88,6 +103,7 @@ def test_a_fit_past_the_table_cap_folds_learns_and_serves_as_it_trains(monkeypat
     assert est.plan_.regime == "linear" and est.plan_.n_buckets == 300
     encoder = est.net_.module_.encoder
     assert tuple(encoder.weight.shape) == (300, 64) and encoder.weighting.n_buckets == 300
+    assert isinstance(est.net_.step_, LinearSoftmaxStep)  # the compiled step trained it
     assert est.score(X_test, y_test) > 0.8
     proba = est.predict_proba(X_test)
     np.testing.assert_allclose(est.predict_proba(X_test.toarray()), proba, atol=1e-5)

@@ -15,6 +15,7 @@ import torch
 
 from sknce._bags import normalize_bags, smooth_idf
 from sknce._data import csr_to_tensor
+from sknce.conditional._kernel_step import _weighted_csr
 from sknce.conditional._kernels import sgd_linear_softmax
 from sknce.conditional._temperature import fit_temperature
 from sknce.losses import MarginSoftmaxLoss, SoftmaxLoss
@@ -215,6 +216,34 @@ def test_the_bag_weighting_is_normalize_bags_dense_or_sparse(bag):
     np.testing.assert_allclose(sparse.numpy(), expected, rtol=1e-6, atol=1e-7)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("bag", ["log1p-idf", "tf", "log1p", "counts"])
+def test_the_compiled_weighting_of_a_batch_is_the_bag_weighting(bag, dtype):
+    """The kernel steps' one-pass weighting and CSR conversion of a batch of counts
+    against :class:`BagWeighting`'s torch computation (empty and all-zero rows, a row
+    whose sum is negative included)."""
+    A = np.ceil(sp.random(40, 30, density=0.2, random_state=1).toarray() * 5)
+    A[3] = 0  # an empty row
+    A[5] = 0
+    A[5, 2] = 1.0  # to be stored as an explicit zero: a row of norm 0
+    if bag in ("tf", "counts"):
+        A[7, 4], A[7, 9] = -3.0, 1.0  # a negative sum: not scaled
+    X = sp.csr_matrix(A)
+    X.data[X.indptr[5]] = 0.0
+    idf = smooth_idf(X) if bag == "log1p-idf" else None
+    weighting = BagWeighting(bag, idf).to(dtype)
+    encoder = BagEncoder(30, 4, normalize=False, weighting=weighting)
+    x = csr_to_tensor(X).to(dtype)
+    expected = weighting(x).to_dense().numpy()
+    indptr, indices, data = _weighted_csr(encoder, x)
+    got = sp.csr_matrix((data, indices, indptr), shape=X.shape).toarray()
+    assert data.dtype == expected.dtype
+    rtol = 1e-6 if dtype == torch.float32 else 1e-14
+    np.testing.assert_allclose(got, expected, rtol=rtol, atol=rtol / 10)
+    unweighted = _weighted_csr(BagEncoder(30, 4, normalize=False), x)
+    np.testing.assert_array_equal(unweighted[2], x.coalesce().values().numpy())
+
+
 @pytest.mark.parametrize(
     "bag, idf, message",
     [("tfidf", None, "bag must be"), ("log1p-idf", None, "needs idf"), ("tf", [1.0], "only it")],
@@ -268,3 +297,22 @@ def test_the_temperature_of_few_examples_stays_near_one_and_of_none_is_one():
     assert fit_temperature(torch.empty(0, 3), torch.empty(0, dtype=torch.int64)) == 1.0
     weights = torch.tensor([1.0, 0.0], dtype=torch.float64)
     assert math.isfinite(fit_temperature(logits, labels, weights))
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_the_temperature_maximises_its_objective_over_a_fine_grid(weighted):
+    """The search finds the maximiser of the penalised log-likelihood of
+    ``log_softmax(logits / T)``, computed by torch over a grid of ``log T``."""
+    rng = np.random.default_rng(3)
+    logits = torch.as_tensor(rng.normal(scale=3.0, size=(300, 7)), dtype=torch.float32)
+    labels = torch.as_tensor(rng.integers(0, 7, size=300))
+    weights = torch.as_tensor(rng.uniform(0.1, 3.0, size=300)) if weighted else None
+    w = torch.ones(300, dtype=torch.float64) if weights is None else weights * 300 / weights.sum()
+    grid = torch.linspace(-3.0, 3.0, 3001, dtype=torch.float64)
+    values = [
+        float(w @ torch.log_softmax(logits.double() * math.exp(-u), dim=1)[range(300), labels])
+        - float(u) ** 2 / 2
+        for u in grid
+    ]
+    best = math.exp(float(grid[int(np.argmax(values))]))
+    assert fit_temperature(logits, labels, weights) == pytest.approx(best, rel=2e-3)

@@ -127,6 +127,19 @@ def _kernel_steps(scorer, batch, lr, weights=None, shared=False):
     return step.kernel(net, state, 0, batch["X"].shape[0], lr), net.optimizer_
 
 
+def _assert_kernel_is_autograd(scorer, batch, lr, weights=None, shared=False) -> dict:
+    """The compiled step on ``batch`` leaves the loss, parameters and Adagrad sums of
+    autograd's per-row Adagrad; returns the parameters before it."""
+    reference = {k: v.clone() for k, v in scorer.state_dict().items()}
+    expected_loss, expected_optimizer = _autograd_steps(scorer, batch, lr, weights)
+    expected = {k: v.clone() for k, v in scorer.state_dict().items()}
+    scorer.load_state_dict(reference)
+    loss, optimizer = _kernel_steps(scorer, batch, lr, weights, shared)
+    assert loss == pytest.approx(expected_loss, rel=1e-10)
+    _assert_same_state(scorer, optimizer, expected, expected_optimizer)
+    return reference
+
+
 def _assert_same_state(scorer, optimizer, expected, expected_optimizer):
     for name, value in scorer.state_dict().items():
         np.testing.assert_allclose(value.numpy(), expected[name].numpy(), rtol=1e-10, atol=1e-12)
@@ -155,14 +168,7 @@ def test_the_kernel_step_is_autograd_adagrad_row_by_row(rows, weighted, idf):
     n = batch["X"].shape[0]
     # exact in float32, as the step passes them
     weights = np.array([0.5, 0.75, 1.0, 1.25, 1.5, 2.0])[:n] if weighted else None
-    reference = {k: v.clone() for k, v in scorer.state_dict().items()}
-    lr = 0.3
-    expected_loss, expected_optimizer = _autograd_steps(scorer, batch, lr, weights)
-    expected = {k: v.clone() for k, v in scorer.state_dict().items()}
-    scorer.load_state_dict(reference)
-    loss, optimizer = _kernel_steps(scorer, batch, lr, weights)
-    assert loss == pytest.approx(expected_loss, rel=1e-10)
-    _assert_same_state(scorer, optimizer, expected, expected_optimizer)
+    reference = _assert_kernel_is_autograd(scorer, batch, 0.3, weights)
     moved = [not torch.equal(p, reference[k]) for k, p in scorer.named_parameters()]
     assert all(moved) if n > 1 else any(moved)
 
@@ -173,13 +179,7 @@ def test_a_shared_set_of_negatives_is_the_same_as_each_row_drawing_it():
     batch["neg_log_noise"][:] = batch["neg_log_noise"][0]
     positives = np.where(batch["pos_mask"], batch["positives"], -1)
     batch["neg_mask"] = ~(batch["negatives"][:, :, None] == positives[:, None, :]).any(2)
-    reference = {k: v.clone() for k, v in scorer.state_dict().items()}
-    expected_loss, expected_optimizer = _autograd_steps(scorer, batch, 0.2)
-    expected = {k: v.clone() for k, v in scorer.state_dict().items()}
-    scorer.load_state_dict(reference)
-    loss, optimizer = _kernel_steps(scorer, batch, 0.2, shared=True)
-    assert loss == pytest.approx(expected_loss, rel=1e-10)
-    _assert_same_state(scorer, optimizer, expected, expected_optimizer)
+    _assert_kernel_is_autograd(scorer, batch, 0.2, shared=True)
 
 
 def test_a_masked_negative_changes_nothing():
