@@ -36,8 +36,9 @@ with probabilities; fastText's exactly from its matrices), predict seconds per
 10,000 rows (the top 10: sknce ``predict_topk``, fastText ``predict(k=10)``). The
 summary gives means and ranges over repeats (and folds), the fit time over
 ``tf-idf + LinearSVC``'s and fastText ``hs``'s of the same task, and for each
-sweep the accuracy drops between neighbouring label counts against
-``SGDClassifier``'s (the ruler). ``--plot`` draws the sweep into
+sweep (``--sweep``, or the label counts ``--tasks`` names) the accuracy drops
+between neighbouring label counts against ``SGDClassifier``'s (the ruler).
+``--plot`` draws the sweep into
 ``benchmarks/results/<name>_sweep.png``.
 
 ``--trees PATH=LABEL ...`` compares checkouts of sknce (e.g. a snapshot of ``main``
@@ -88,10 +89,17 @@ from bench_vs_fasttext import (  # noqa: E402
 TOP = 5
 #: The label counts of the sweeps.
 SWEEP = {
-    "article": (2, 5, 10, 20, 50, 105, 128, 129, 200, 500, 1000, 1500, 2000, 2500, 3000),
+    "article": (
+        *(2, 5, 10, 20, 50, 105, 128, 129, 200, 500, 1000, 1500, 2000, 2500, 3000),
+        # K4525 / K4530: 4,408 / 4,417 classes with a training chunk, either side of the
+        # linear table's cap (4,409 classes of 30,439 features)
+        *(3200, 4000, 4525, 4530, 6000),
+    ),
     "centre": (2, 10, 100, 500, 1000, 2000, 3000, 5000),
 }
 WHITESPACE = r"\S+"
+#: A task of a sweep: its kind and label count.
+SWEPT = re.compile(r"(article|centre)-K(\d+)")
 
 
 # --- tasks ------------------------------------------------------------------------------
@@ -106,7 +114,7 @@ def task_splits(task: str, quick: bool, cache: dict):
     if task == "wiki_stemmed":
         (split,) = list(few_class_folds("wiki_stemmed-106", n_splits=5))[:1]
         return [split], WHITESPACE
-    match = re.fullmatch(r"(article|centre)-K(\d+)", task)
+    match = SWEPT.fullmatch(task)
     if match:
         kind, k = match.group(1), int(match.group(2))
         if kind == "article":
@@ -194,6 +202,7 @@ def run_sknce(params: dict, data, pattern, seed: int) -> dict:
         "predict_s_per_10k": predict_s,
         "epochs": clf.n_iter_,
         "regime": clf.plan_.regime,
+        "n_buckets": clf.plan_.n_buckets,
     }
     rows = np.flatnonzero(known)[:5000]
     index = np.searchsorted(clf.classes_, y_test[rows])
@@ -277,7 +286,7 @@ def task_systems(task: str) -> list[str]:
         return ["fastText hs", "fastText ns", "sknce defaults"]
     systems = ["sknce defaults", "tf-idf + LinearSVC", "tf-idf + SGDClassifier", "fastText hs"]
     systems.append("fastText tutorial")
-    match = re.fullmatch(r"(article|centre)-K(\d+)", task)
+    match = SWEPT.fullmatch(task)
     k = int(match.group(2)) if match else 0
     if not match or k <= 105:
         systems.append("tf-idf + LogisticRegression")
@@ -498,7 +507,9 @@ def main(argv=None) -> None:
         return
     summary = summarise(rows)
     name = result_name("bench_label_count", args.tag, args.quick)
-    sweep_cliffs = [c for kind in args.sweep for c in cliffs(summary, kind)]
+    # the sweeps asked for, and those whose label counts --tasks names (article-K3200 ...)
+    kinds = dict.fromkeys([*args.sweep, *(m.group(1) for t in tasks if (m := SWEPT.fullmatch(t)))])
+    sweep_cliffs = [c for kind in kinds for c in cliffs(summary, kind)]
     report(
         name,
         summary,
@@ -521,7 +532,7 @@ def main(argv=None) -> None:
         print("\nAccuracy drops between neighbouring label counts (sknce less the ruler)")
         print(format_table(sweep_cliffs))
     print(f"load at start {load_start}, at end {os.getloadavg()}")
-    if args.plot and args.sweep:
+    if args.plot and kinds:
         plot_sweeps(summary, RESULTS / f"{name}_sweep.png")
 
 

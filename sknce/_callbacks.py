@@ -80,6 +80,13 @@ class ChanceAwareEarlyStopping(EarlyStopping):
         good solution, e.g. a spectral initialisation. Needs ``monitor="valid_loss"``.
     lower_is_better : bool, default=True
         Whether the monitored value is a loss (else a score, e.g. a precision).
+    patient_start : bool, default=False
+        With ``evaluate_initial``: until an epoch improves on the starting weights,
+        an epoch that improves on the previous one (by the threshold) is not counted
+        as a miss, so that a fit whose held-out loss first rises above a good start
+        (e.g. the label frequencies, with few examples per class) and then falls
+        steadily below it is not stopped before; a fit whose loss stops falling is
+        stopped after ``patience`` such epochs and returns to the start.
 
     Attributes
     ----------
@@ -96,6 +103,7 @@ class ChanceAwareEarlyStopping(EarlyStopping):
         threshold: float = 1e-4,
         evaluate_initial: bool = False,
         lower_is_better: bool = True,
+        patient_start: bool = False,
     ) -> None:
         super().__init__(
             monitor=monitor,
@@ -106,12 +114,15 @@ class ChanceAwareEarlyStopping(EarlyStopping):
         )
         self.chance = chance
         self.evaluate_initial = evaluate_initial
+        self.patient_start = patient_start
 
     def on_train_begin(self, net, **kwargs) -> None:
         super().on_train_begin(net, **kwargs)
         self.beat_chance_ = self.chance is None
         self.initial_loss_ = None
         self.initial_pending_ = self.evaluate_initial
+        self.start_is_best_ = False
+        self.last_loss_ = None
 
     def on_epoch_begin(self, net, dataset_valid=None, **kwargs) -> None:
         if not self.initial_pending_:
@@ -128,6 +139,7 @@ class ChanceAwareEarlyStopping(EarlyStopping):
             self.beat_chance_ = True
         self.dynamic_threshold_ = self._calc_new_threshold(loss)
         self.best_epoch_ = len(net.history) - 1  # the epoch before this fit's first
+        self.start_is_best_ = True
         if self.load_best:
             self.best_model_weights_ = copy.deepcopy(net.module_.state_dict())
 
@@ -139,6 +151,18 @@ class ChanceAwareEarlyStopping(EarlyStopping):
                 if not beats_chance(net.history[-1, self.monitor], self.chance):
                     return
                 self.beat_chance_ = True
+            loss, last = net.history[-1, self.monitor], self.last_loss_
+            self.last_loss_ = loss
+            improved = self._is_score_improved(loss)
+            if self.patient_start and self.start_is_best_ and not improved:
+                falling = last is not None and (
+                    loss < last - self.threshold * abs(last)
+                    if self.lower_is_better
+                    else loss > last + self.threshold * abs(last)
+                )
+                if falling:
+                    return  # not a miss: on its way back to the start it began from
+            self.start_is_best_ = self.start_is_best_ and not improved
             super().on_epoch_end(net, **kwargs)
         finally:
             # The history's (and the verbose table's) "best" is the epoch this callback

@@ -327,6 +327,30 @@ def test_a_count_given_as_a_bool_is_a_clear_error(blobs, param):
     assert not hasattr(estimator, "net_")
 
 
+def _stopped_epoch(callback, losses, start=None):
+    """Run ``callback`` over epochs of held-out ``losses`` (from weights whose loss is
+    ``start``, when given); the epoch it stopped training at, or None."""
+    from types import SimpleNamespace
+
+    from skorch.history import History
+
+    net = SimpleNamespace(
+        history=History(), verbose=0, mean_loss=lambda data, rng: start, epoch_rng=lambda s: None
+    )
+    callback.on_train_begin(net)
+    for epoch, loss in enumerate(losses, 1):
+        net.history.new_epoch()
+        if start is not None:
+            callback.on_epoch_begin(net, dataset_valid=object())
+        net.history.record("epoch", epoch)
+        net.history.record("valid_loss", loss)
+        try:
+            callback.on_epoch_end(net)
+        except KeyboardInterrupt:
+            return epoch
+    return None
+
+
 @pytest.mark.parametrize(
     ("chance", "stop_epoch", "best_epoch"),
     # Losses 0.70, 0.695, 0.69, 0.691, 0.692 sit at chance (log 2 = 0.693); 0.5 beats it.
@@ -335,24 +359,33 @@ def test_a_count_given_as_a_bool_is_a_clear_error(blobs, param):
 def test_chance_aware_early_stopping_counts_from_the_first_epoch_below_chance(
     chance, stop_epoch, best_epoch
 ):
-    from types import SimpleNamespace
-
-    from skorch.history import History
-
     callback = ChanceAwareEarlyStopping(patience=2, chance=chance)
-    net = SimpleNamespace(history=History(), verbose=0)
-    callback.on_train_begin(net)
-    stopped = None
-    for epoch, loss in enumerate([0.70, 0.695, 0.69, 0.691, 0.692, 0.5, 0.6, 0.6, 0.4], 1):
-        net.history.new_epoch()
-        net.history.record("epoch", epoch)
-        net.history.record("valid_loss", loss)
-        try:
-            callback.on_epoch_end(net)
-        except KeyboardInterrupt:
-            stopped = epoch
-            break
-    assert stopped == stop_epoch
+    losses = [0.70, 0.695, 0.69, 0.691, 0.692, 0.5, 0.6, 0.6, 0.4]
+    assert _stopped_epoch(callback, losses) == stop_epoch
+    assert callback.best_epoch_ == best_epoch
+
+
+@pytest.mark.parametrize(
+    ("patient_start", "losses", "stop_epoch", "best_epoch"),
+    [
+        # from a start at 8.6 the held-out loss first rises, then falls below it
+        (False, [9.7, 9.3, 8.72, 8.65, 8.62, 8.4, 8.3, 8.35, 8.36], 2, 0),
+        (True, [9.7, 9.3, 8.72, 8.65, 8.62, 8.4, 8.3, 8.35, 8.36], 9, 7),
+        # a fit whose loss stops falling before it beats the start is stopped as ever
+        (True, [9.0, 8.9, 9.1, 9.2], 3, 0),
+        (True, [9.0] * 6, 2, 0),
+        # once an epoch has beaten the start, the misses count as ever
+        (True, [8.0, 8.1, 8.2, 7.0], 3, 1),
+    ],
+)
+def test_a_patient_start_counts_no_miss_before_the_first_epoch_that_beats_it(
+    patient_start, losses, stop_epoch, best_epoch
+):
+    callback = ChanceAwareEarlyStopping(
+        patience=2, threshold=1e-3, evaluate_initial=True, patient_start=patient_start
+    )
+    assert _stopped_epoch(callback, losses, start=8.6) == stop_epoch
+    assert callback.initial_loss_ == 8.6
     assert callback.best_epoch_ == best_epoch
 
 

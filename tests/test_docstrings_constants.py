@@ -91,6 +91,8 @@ _PLAN_STATED = {
         r"holds at most (\d+)\*\*(\d+) numbers",
         lambda v: (2, round(__import__("math").log2(v))),
     ),
+    "LINEAR_FEW_ROWS": ("hidden_layer_sizes", r"times more below (\d+) training rows per"),
+    "LINEAR_FEW_ROWS_SCALE": ("hidden_layer_sizes", r"up to (\d+) times more below \d+"),
     "LINEAR_MARGIN": ("hidden_layer_sizes", r"additive margin of ([\d.]+)"),
     "SPARSE_RATIO": ("sparse_embeddings", r"at least (\d+) times as many rows"),
     "LINEAR_SGD_LR": ("lr", r"plus ([\d.]+) times the damping"),

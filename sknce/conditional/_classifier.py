@@ -262,7 +262,11 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         (:class:`~sknce.losses.MarginSoftmaxLoss`), where a per-example update of
         its ``n_classes`` scores costs at most 32 times the factored model's
         ``64 * (entries + 17)``, with ``entries`` the mean stored entries of a
-        row, and its table holds at most 2**27 numbers; otherwise the factored
+        row (up to 4 times more below 10 training rows per class, as
+        ``10 / rows_per_class``: the factored model learns little from a few rows
+        of a class); its table holds at most 2**27 numbers, past which the
+        features share ``2**27 // n_classes`` rows (feature ``j`` row ``j`` modulo
+        that, ``plan_.n_buckets``); otherwise the factored
         :class:`~sknce.nn.BagEncoder`, the weighted mean of the rows of the
         features present (fastText's hidden layer; see :ref:`huge_label_spaces`).
         Both train by a compiled step on the CPU with the default optimizer; the
@@ -793,12 +797,15 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
                 self.patience, 0.0 if refit else _PLATEAU, refit=refit
             )
         # From the prior start, the untrained model is epoch 0: a fit whose epochs never
-        # beat the label frequencies on held-out data returns to them.
+        # beat the label frequencies on held-out data returns to them. With a few rows per
+        # class the held-out loss first rises above them, then falls below: the epochs
+        # before the first that beats them are not misses.
         return ChanceAwareEarlyStopping(
             patience=self.patience,
             load_best=True,
             threshold=_PLATEAU,
             evaluate_initial=self.init == "prior",
+            patient_start=True,
         )
 
     def _make_objective(self):
@@ -1190,7 +1197,12 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         """
         log_prior = self._set_labels(labels, counts, declared, n_rows)
         facts = DataFacts(
-            len(self.classes_), self.n_features_in_, entries, non_negative, n_rows is not None
+            len(self.classes_),
+            self.n_features_in_,
+            entries,
+            non_negative,
+            multilabel=n_rows is not None,
+            n_samples=int(counts.sum()) if n_rows is None else n_rows,
         )
         accelerator = self.accelerator
         processes = 1 if accelerator is None else accelerator.num_processes
@@ -1204,9 +1216,13 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         return log_prior
 
     def _weighting(self) -> BagWeighting | None:
-        """The bag encoder's reading of ``X``: the plan's representation (None: as given)."""
-        bag = self._classifier_plan.bag
-        return None if bag in (None, "counts") else BagWeighting(bag, self.idf_)
+        """The bag encoder's reading of ``X``: the plan's representation, its features
+        folded into the plan's ``n_buckets`` (None: as given)."""
+        plan = self._classifier_plan
+        n_buckets = plan.n_buckets or None
+        if plan.bag in (None, "counts") and n_buckets is None:
+            return None
+        return BagWeighting(plan.bag or "counts", self.idf_, n_buckets=n_buckets)
 
     def _sampler(self, X, y_enc: np.ndarray, device: str, **pairs) -> LabelSampler:
         """The sampler of encoded labels; ``pairs``: multi-label ``anchors`` and ``positives``."""

@@ -23,6 +23,7 @@ input bias, dropout, the self-normalisation penalty) the engine trains by autogr
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 import torch
 
 from sknce._data import Targets
@@ -65,6 +66,14 @@ def _weighted_csr(encoder: BagEncoder, x) -> tuple[np.ndarray, np.ndarray, np.nd
     bag = BAG_CODES["counts" if weighting is None else weighting.bag]
     idf = values[:0] if weighting is None or weighting.idf is None else weighting.idf.numpy()
     indptr, data = weighted_csr(rows, cols, values, x.shape[0], bag, idf.astype(values.dtype))
+    if weighting is not None and weighting.n_buckets is not None:
+        # the features folded into the table's rows, a row's colliding entries summed, as
+        # BagWeighting folds them
+        folded = sp.csr_matrix(
+            (data, cols % weighting.n_buckets, indptr), shape=(x.shape[0], weighting.n_buckets)
+        )
+        folded.sum_duplicates()
+        return folded.indptr.astype(np.int64), folded.indices.astype(np.int64), folded.data
     return indptr, cols, data
 
 

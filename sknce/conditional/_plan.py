@@ -13,9 +13,12 @@ Three regimes (the figures behind each constant are in ``benchmarks/README.md``,
 "The best text classifier at every label count"):
 
 * ``"linear"``: a sparse ``X`` with few enough classes that a full-rank linear
-  model costs at most ``_LINEAR_COST`` times a factored one per example
-  (:func:`linear_fits`): :class:`~sknce.nn.LinearLabelScorer` over the weighted bag
-  (``bag="log1p-idf"``), the exact softmax of every class with a training margin,
+  model costs at most ``LINEAR_COST`` times a factored one per example, up to
+  ``LINEAR_FEW_ROWS_SCALE`` times more with few training rows per class
+  (:func:`linear_budget`, :func:`linear_fits`):
+  :class:`~sknce.nn.LinearLabelScorer` over the weighted bag
+  (``bag="log1p-idf"``; past the table's cap, the features folded into fewer rows,
+  :func:`linear_buckets`), the exact softmax of every class with a training margin,
   row-wise AdaGrad in a compiled step (damped towards plain SGD as the classes
   grow, :func:`linear_damping`), the held-out log-likelihood choosing the
   epoch and a temperature;
@@ -40,6 +43,8 @@ from sknce.optim import LazyAdam, RowAdagrad
 __all__ = [
     "ClassifierPlan",
     "DataFacts",
+    "linear_budget",
+    "linear_buckets",
     "linear_damping",
     "linear_fits",
     "linear_threads",
@@ -78,11 +83,12 @@ END_LR = 1e-4
 
 #: The full-rank linear model: chosen while its cost per example (``entries *
 #: n_classes`` multiply-adds) is at most ``LINEAR_COST`` times the factored bag's
-#: (``BAG_DIM * (entries + BAG_NEGATIVES + 1)``) and its table at most
-#: ``LINEAR_MAX_WEIGHTS`` numbers (512 MiB of float32; the factored bag that takes
-#: over past the cap learns nothing from a few examples per class, so the cap lies
-#: past the cost rule's switch on rows of about 30 distinct words among 30,000
-#: features, about 3,100 classes). RowAdagrad's rate ``LINEAR_LR / sqrt(entries)`` within
+#: (``BAG_DIM * (entries + BAG_NEGATIVES + 1)``; more with few rows per class, see
+#: ``LINEAR_FEW_ROWS``). Its table holds at most ``LINEAR_MAX_WEIGHTS`` numbers (512 MiB
+#: of float32; 30,000 features reach it at about 4,400 classes): past that the features
+#: share ``LINEAR_MAX_WEIGHTS // n_classes`` rows (the hashing trick), so that the
+#: model degrades with the collisions instead of falling to the factored bag, which
+#: learns nothing from a few rows per class. RowAdagrad's rate ``LINEAR_LR / sqrt(entries)`` within
 #: ``LINEAR_LR_RANGE`` (a row's first update has norm ``lr``, and a unit row of
 #: ``entries`` weights sums to about ``sqrt(entries)``: the scores of an example then
 #: move by about ``LINEAR_LR`` whatever its length), the training margin
@@ -90,6 +96,14 @@ END_LR = 1e-4
 #: in ``LINEAR_EPOCH_RANGE`` epochs.
 LINEAR_COST = 32
 LINEAR_MAX_WEIGHTS = 2**27
+#: The factored bag learns nothing from a few training rows per class (3-4 rows: never
+#: better than the label frequencies it starts at) where the linear model still learns;
+#: below ``LINEAR_FEW_ROWS`` rows per class the linear model's cost budget
+#: ``LINEAR_COST`` grows as ``LINEAR_FEW_ROWS / rows_per_class``, at most
+#: ``LINEAR_FEW_ROWS_SCALE`` times (:func:`linear_budget`). Few rows per class make few
+#: examples, so the linear fit stays cheap where the budget grows.
+LINEAR_FEW_ROWS = 10.0
+LINEAR_FEW_ROWS_SCALE = 4.0
 LINEAR_LR = 8.0
 LINEAR_LR_RANGE = (0.25, 4.0)
 LINEAR_MARGIN = 1.0
@@ -163,6 +177,9 @@ class DataFacts:
         Whether every stored value of ``X`` is at least 0 (counts).
     multilabel : bool
         Whether ``y`` is a label indicator.
+    n_samples : int or None
+        Training rows (of the first chunk of a ``partial_fit``); None: not known (read
+        as many rows per class).
     """
 
     n_classes: int
@@ -170,6 +187,7 @@ class DataFacts:
     entries: float | None
     non_negative: bool = True
     multilabel: bool = False
+    n_samples: int | None = None
 
 
 @dataclass(frozen=True)
@@ -242,6 +260,9 @@ class ClassifierPlan:
     max_threads : int
         The most threads that pay for the compiled step (:func:`linear_threads`);
         ``n_jobs`` is at most this; 0: no bound.
+    n_buckets : int
+        The rows of the linear model's table when the features are folded into fewer
+        rows than features (:func:`linear_buckets`); 0: one row per feature.
     """
 
     regime: str
@@ -271,6 +292,7 @@ class ClassifierPlan:
     params: tuple
     damping: float = 0.0
     max_threads: int = 0
+    n_buckets: int = 0
 
     def epochs(self, n_train: int, auto_epochs) -> int:
         """The epochs of a fit on ``n_train`` training examples.
@@ -383,28 +405,74 @@ def _snapshot(estimator) -> dict:
     return params
 
 
-def linear_fits(n_classes: int, n_features: int, entries: float) -> bool:
+def linear_budget(n_classes: int, n_samples: int | None) -> float:
+    """How many times the factored bag's cost per example the linear model may cost.
+
+    ``LINEAR_COST`` times ``clip(LINEAR_FEW_ROWS / rows_per_class, 1,
+    LINEAR_FEW_ROWS_SCALE)``, with ``rows_per_class = n_samples / n_classes``: more
+    with few training rows per class (where the factored bag learns nothing),
+    continuous in the rows per class.
+
+    Parameters
+    ----------
+    n_classes : int
+    n_samples : int or None
+        Training rows; None: not known (``LINEAR_COST``).
+
+    Returns
+    -------
+    float
+    """
+    if not n_samples:
+        return float(LINEAR_COST)
+    scale = np.clip(LINEAR_FEW_ROWS * n_classes / n_samples, 1.0, LINEAR_FEW_ROWS_SCALE)
+    return float(LINEAR_COST * scale)
+
+
+def linear_fits(
+    n_classes: int, n_features: int, entries: float, n_samples: int | None = None
+) -> bool:
     """Whether the full-rank linear model is the plan for a sparse ``X``.
 
-    Its cost per example (``entries * n_classes``) is at most ``LINEAR_COST``
-    times the factored bag's, ``BAG_DIM * (entries + BAG_NEGATIVES + 1)``, and its
-    table holds at most ``LINEAR_MAX_WEIGHTS`` numbers.
+    Its cost per example (``entries * n_classes``) is at most :func:`linear_budget`
+    times the factored bag's, ``BAG_DIM * (entries + BAG_NEGATIVES + 1)``. (Its table
+    is bounded by folding the features, :func:`linear_buckets`.)
 
     Parameters
     ----------
     n_classes, n_features : int
     entries : float
         Mean stored entries per row.
+    n_samples : int or None, default=None
+        Training rows; None: not known.
 
     Returns
     -------
     bool
     """
     factored = BAG_DIM * (entries + BAG_NEGATIVES + 1)
-    return (
-        entries * n_classes <= LINEAR_COST * factored
-        and n_features * n_classes <= LINEAR_MAX_WEIGHTS
-    )
+    return entries * n_classes <= linear_budget(n_classes, n_samples) * factored
+
+
+def linear_buckets(n_classes: int, n_features: int) -> int:
+    """The rows the linear model's features are folded into, or 0 (one per feature).
+
+    While ``n_features * n_classes`` is at most ``LINEAR_MAX_WEIGHTS``, 0; past it,
+    ``LINEAR_MAX_WEIGHTS // n_classes`` (at least 1): feature ``j`` shares row
+    ``j % n_buckets``, continuous in the number of classes (a few colliding features
+    just past the cap).
+
+    Parameters
+    ----------
+    n_classes, n_features : int
+
+    Returns
+    -------
+    int
+    """
+    if n_features * n_classes <= LINEAR_MAX_WEIGHTS:
+        return 0
+    return max(1, LINEAR_MAX_WEIGHTS // n_classes)
 
 
 def linear_damping(n_classes: int) -> float:
@@ -487,7 +555,7 @@ def _regime(estimator, facts: DataFacts) -> str:
         and not estimator.input_bias
         and estimator.dropout == 0
     )
-    if plain and linear_fits(facts.n_classes, facts.n_features, facts.entries):
+    if plain and linear_fits(facts.n_classes, facts.n_features, facts.entries, facts.n_samples):
         return "linear"
     return "bag"
 
@@ -530,7 +598,7 @@ def resolve_plan(
     kwargs = dict(estimator.optimizer_kwargs or {})
     n_classes = facts.n_classes
     objective = "ova" if facts.multilabel else estimator.objective
-    margin, exhaustive, n_negatives, damping, max_threads = 0.0, False, 0, 0.0, 0
+    margin, exhaustive, n_negatives, damping, max_threads, n_buckets = 0.0, False, 0, 0.0, 0, 0
     bag = None
     if facts.entries is not None:
         bag = estimator.bag
@@ -549,6 +617,7 @@ def resolve_plan(
             margin = LINEAR_MARGIN
         objective = "softmax"
         width = n_classes
+        n_buckets = linear_buckets(n_classes, facts.n_features)
         if kernel and optimizer is RowAdagrad and estimator.lr == "auto":
             damping = linear_damping(n_classes)
         if kernel:
@@ -611,6 +680,7 @@ def resolve_plan(
         params=tuple(_snapshot(estimator).items()),
         damping=damping,
         max_threads=max_threads,
+        n_buckets=n_buckets,
     )
     if max_threads:
         plan["n_jobs"] = min(plan["n_jobs"], max_threads)

@@ -42,15 +42,27 @@ class BagWeighting(nn.Module):
         The representation.
     idf : array-like of shape (n_features,) or None, default=None
         Inverse document frequencies (``"log1p-idf"`` only), a buffer.
+    n_buckets : int or None, default=None
+        Fold the weighted features into this many columns: feature ``j`` into column
+        ``j % n_buckets``, the values of a row's colliding features summed (the
+        hashing trick, for a table of fewer rows than features); None: one column
+        per feature.
     """
 
-    def __init__(self, bag: str, idf=None) -> None:
+    def __init__(self, bag: str, idf=None, n_buckets: int | None = None) -> None:
         super().__init__()
         if bag not in ("log1p-idf", "tf", "log1p", "counts"):
             raise ValueError(f"bag must be 'log1p-idf', 'tf', 'log1p' or 'counts'; got {bag!r}.")
         if (bag == "log1p-idf") != (idf is not None):
             raise ValueError("bag='log1p-idf' needs idf, and only it takes one.")
+        if n_buckets is not None and (
+            isinstance(n_buckets, bool)
+            or not isinstance(n_buckets, (int, np.integer))
+            or n_buckets < 1
+        ):
+            raise ValueError(f"n_buckets must be a positive integer or None; got {n_buckets!r}.")
         self.bag = bag
+        self.n_buckets = None if n_buckets is None else int(n_buckets)
         if idf is not None:
             idf = torch.as_tensor(np.asarray(idf, dtype=np.float64), dtype=torch.float32)
             if idf.ndim != 1:
@@ -64,6 +76,10 @@ class BagWeighting(nn.Module):
                 )
         self.register_buffer("idf", idf)
 
+    def __setstate__(self, state: dict) -> None:
+        state.setdefault("n_buckets", None)  # pickled before the folding existed
+        super().__setstate__(state)
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """The weighted batch.
 
@@ -74,7 +90,8 @@ class BagWeighting(nn.Module):
 
         Returns
         -------
-        Tensor of the same shape and layout (a sparse input comes back coalesced)
+        Tensor of the same layout (a sparse input comes back coalesced), of shape
+        (batch, n_features), or (batch, n_buckets) when folded
         """
         if not x.is_sparse:
             values, rows = x, None
@@ -83,10 +100,21 @@ class BagWeighting(nn.Module):
             values, rows = x.values(), x.indices()[0]
         weighted = self._weigh(values, rows, x)
         if rows is None:
-            return weighted
-        return torch.sparse_coo_tensor(
-            x.indices(), weighted, x.shape, is_coalesced=True, check_invariants=False
-        )
+            return weighted if self.n_buckets is None else self._fold_dense(weighted)
+        if self.n_buckets is None:
+            return torch.sparse_coo_tensor(
+                x.indices(), weighted, x.shape, is_coalesced=True, check_invariants=False
+            )
+        indices = torch.stack([rows, x.indices()[1] % self.n_buckets])
+        shape = (x.shape[0], self.n_buckets)
+        return torch.sparse_coo_tensor(indices, weighted, shape, check_invariants=False).coalesce()
+
+    def _fold_dense(self, x: torch.Tensor) -> torch.Tensor:
+        """Columns ``j`` summed into ``j % n_buckets``: zero-padded to whole blocks of
+        ``n_buckets`` columns, the blocks summed (static shapes, so that it exports)."""
+        n_blocks = -(-x.shape[1] // self.n_buckets)
+        padded = F.pad(x, (0, n_blocks * self.n_buckets - x.shape[1]))
+        return padded.reshape(x.shape[0], n_blocks, self.n_buckets).sum(dim=1)
 
     def _weigh(self, values: torch.Tensor, rows: torch.Tensor | None, x: torch.Tensor):
         """Weighted ``values``: a dense batch (``rows`` None) or a sparse one's stored values."""
@@ -126,7 +154,8 @@ class BagEncoder(nn.Module):
     Parameters
     ----------
     n_features : int
-        Number of input features (rows of ``W``).
+        Number of input features (rows of ``W``; ``weighting.n_buckets`` rows when
+        the weighting folds them).
     dim : int
         Width of :math:`h(x)`.
     sparse_grad : bool, default=False
@@ -139,7 +168,7 @@ class BagEncoder(nn.Module):
 
     Attributes
     ----------
-    weight : Parameter of shape (n_features, dim)
+    weight : Parameter of shape (n_features or n_buckets, dim)
         ``W``, drawn uniformly from :math:`[-1/d, 1/d]` as fastText draws its
         input vectors.
     """
@@ -162,7 +191,9 @@ class BagEncoder(nn.Module):
                 f"shape {tuple(idf.shape)}."
             )
         self.weighting = weighting
-        self.weight = nn.Parameter(torch.empty(int(n_features), int(dim)))
+        folded = weighting is not None and weighting.n_buckets is not None
+        n_rows = weighting.n_buckets if folded else n_features
+        self.weight = nn.Parameter(torch.empty(int(n_rows), int(dim)))
         nn.init.uniform_(self.weight, -1.0 / dim, 1.0 / dim)
 
     def __setstate__(self, state: dict) -> None:

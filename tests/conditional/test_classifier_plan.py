@@ -24,6 +24,7 @@ from sknce import ConditionalNCEClassifier
 from sknce.conditional._kernel_step import BagRankingStep, LinearSoftmaxStep
 from sknce.conditional._plan import (
     DataFacts,
+    linear_budget,
     linear_damping,
     linear_fits,
     linear_threads,
@@ -54,11 +55,15 @@ def test_the_linear_model_holds_up_to_the_cost_switch_and_not_one_class_more(ent
     assert resolve_plan(est, _facts(k + 1, 10, entries)).regime == "bag"
 
 
-def test_the_linear_model_holds_while_its_table_fits():
+def test_past_its_table_cap_the_linear_model_folds_its_features_into_fewer_rows():
     limit = plan_module.LINEAR_MAX_WEIGHTS
     est = ConditionalNCEClassifier()
-    assert resolve_plan(est, _facts(64, limit // 64, 32.0)).regime == "linear"
-    assert resolve_plan(est, _facts(64, limit // 64 + 1, 32.0)).regime == "bag"
+    within = resolve_plan(est, _facts(64, limit // 64, 32.0))
+    assert within.regime == "linear" and within.n_buckets == 0
+    past = resolve_plan(est, _facts(64, limit // 64 + 1, 32.0))
+    assert past.regime == "linear" and past.n_buckets == limit // 64  # was the bag
+    assert resolve_plan(est, _facts(64, 10 * limit, 32.0)).n_buckets == limit // 64
+    assert plan_module.linear_buckets(limit + 1, 2) == 1  # at least one row
 
 
 #: The article task cut into thousands of classes (``bench_label_count.py --sweep article``):
@@ -75,12 +80,86 @@ def test_article_chunks_of_a_few_thousand_classes_keep_the_linear_model(n_classe
     assert plan.regime == "linear" and plan.width == n_classes
 
 
-def test_on_article_chunks_the_cost_rule_switches_before_the_table_cap():
+def test_rows_per_class_unknown_the_cost_rule_switches_on_article_chunks_before_the_cap():
     k = _largest_linear(ARTICLE_ENTRIES)
     assert k > 3_000 and (k + 1) * ARTICLE_FEATURES <= plan_module.LINEAR_MAX_WEIGHTS
     est = ConditionalNCEClassifier()
     assert resolve_plan(est, _facts(k, ARTICLE_FEATURES, ARTICLE_ENTRIES)).regime == "linear"
     assert resolve_plan(est, _facts(k + 1, ARTICLE_FEATURES, ARTICLE_ENTRIES)).regime == "bag"
+
+
+#: Its training rows (80% of the 40-token chunks), and the centre-word task's facts (7,650
+#: classes, 41.7 rows per class, contexts of 9.48 distinct words): the factored bag's home.
+ARTICLE_ROWS = 9_014
+CENTRE = dict(n_classes=7_650, n_features=29_912, entries=9.48, n_samples=319_086)
+
+
+def test_the_linear_budget_grows_continuously_with_fewer_rows_per_class_and_is_bounded():
+    cost, few = plan_module.LINEAR_COST, plan_module.LINEAR_FEW_ROWS
+    scale = plan_module.LINEAR_FEW_ROWS_SCALE
+    assert linear_budget(100, None) == cost
+    assert linear_budget(100, int(100 * few)) == cost == linear_budget(100, 10**9)
+    assert linear_budget(100, int(100 * few / scale)) == pytest.approx(cost * scale)
+    assert linear_budget(100, 1) == pytest.approx(cost * scale)
+    assert linear_budget(100, 500) == pytest.approx(cost * few / 5)
+    rows = np.arange(1, 3_000)
+    budgets = np.array([linear_budget(100, int(n)) for n in rows])
+    assert np.all(np.diff(budgets) <= 0)  # fewer rows per class, never a smaller budget
+    assert np.max(np.abs(np.diff(budgets))) < 0.2 * cost  # no step between neighbours
+
+
+@pytest.mark.parametrize("n_classes", [3_125, 3_200, 4_000, 4_409])
+def test_article_chunks_of_a_few_rows_per_class_keep_the_linear_model_up_to_the_cap(n_classes):
+    # 3,125 and more classes (2.9 rows per class or fewer) took the factored bag, which
+    # learnt nothing there (accuracy 0 at 3,200 classes against LinearSVC's 0.186).
+    facts = _facts(n_classes, ARTICLE_FEATURES, ARTICLE_ENTRIES, n_samples=ARTICLE_ROWS)
+    plan = resolve_plan(ConditionalNCEClassifier(), facts)
+    assert plan.regime == "linear" and plan.width == n_classes
+    assert not linear_fits(n_classes, ARTICLE_FEATURES, ARTICLE_ENTRIES)  # rows unknown
+
+
+@pytest.mark.parametrize("n_classes", [4_409, 4_410, 6_000, 9_000])
+def test_on_article_chunks_past_the_table_cap_the_linear_model_folds_its_features(n_classes):
+    # 4,410 classes pass the cap (30,439 features); the factored bag took over there
+    facts = _facts(n_classes, ARTICLE_FEATURES, ARTICLE_ENTRIES, n_samples=ARTICLE_ROWS)
+    plan = resolve_plan(ConditionalNCEClassifier(), facts)
+    assert plan.regime == "linear"
+    limit = plan_module.LINEAR_MAX_WEIGHTS
+    assert plan.n_buckets == (0 if n_classes <= 4_409 else limit // n_classes)
+    if n_classes == 4_410:  # just past the cap, 5 of 30,439 features share a row
+        assert ARTICLE_FEATURES - plan.n_buckets == 5
+
+
+def test_on_article_chunks_the_cost_rule_ends_the_linear_model_at_its_largest_budget():
+    scale = plan_module.LINEAR_FEW_ROWS_SCALE
+    factored = plan_module.BAG_DIM * (ARTICLE_ENTRIES + plan_module.BAG_NEGATIVES + 1)
+    k = math.floor(scale * plan_module.LINEAR_COST * factored / ARTICLE_ENTRIES)
+    est = ConditionalNCEClassifier()
+    for n_classes, regime in ((k, "linear"), (k + 1, "bag")):
+        facts = _facts(n_classes, ARTICLE_FEATURES, ARTICLE_ENTRIES, n_samples=ARTICLE_ROWS)
+        assert resolve_plan(est, facts).regime == regime
+
+
+@pytest.mark.parametrize(
+    "facts",
+    [
+        CENTRE,
+        dict(CENTRE, n_classes=7_505),
+        # the synthetic 10**5 table: 2 rows per class, 5 entries of 240 features
+        dict(n_classes=100_000, n_features=240, entries=5.0, n_samples=200_000),
+    ],
+)
+def test_the_factored_bags_home_keeps_the_bag(facts):
+    assert resolve_plan(ConditionalNCEClassifier(), DataFacts(**facts)).regime == "bag"
+    # by the cost rule, whatever the table cap says
+    assert not linear_fits(facts["n_classes"], 1, facts["entries"], facts["n_samples"])
+
+
+def test_with_many_rows_per_class_the_cost_switch_is_unchanged():
+    k = _largest_linear(9.5)
+    for n_classes, regime in ((k, "linear"), (k + 1, "bag")):
+        facts = _facts(n_classes, 10, 9.5, n_samples=int(n_classes * plan_module.LINEAR_FEW_ROWS))
+        assert resolve_plan(ConditionalNCEClassifier(), facts).regime == regime
 
 
 def _three_rows_per_class(n_classes, seed):
@@ -111,6 +190,24 @@ def test_the_linear_model_learns_from_three_rows_per_class_without_a_warning():
         warnings.simplefilter("error", ConvergenceWarning)
         est = ConditionalNCEClassifier(random_state=0).fit(X, y)
     assert est.plan_.regime == "linear" and est.score(X_test, y_test) > 0.9
+
+
+def test_a_fit_just_past_the_cost_switch_on_three_rows_per_class_learns(monkeypatch):
+    # The cost rule's switch moved down (LINEAR_COST 0.1) so that this tiny task, 3 rows
+    # per class, lies past it as article chunks of 3,200 classes lay past the real one:
+    # without the rows per class the factored bag took it and kept the prior start.
+    monkeypatch.setattr(plan_module, "LINEAR_COST", 0.1)
+    X, y = _three_rows_per_class(64, seed=0)
+    X_test, y_test = _three_rows_per_class(64, seed=1)
+    entries = X.getnnz() / X.shape[0]
+    assert not linear_fits(64, 400, entries)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est = ConditionalNCEClassifier(random_state=0).fit(X, y)
+    assert est.plan_.regime == "linear" and est.score(X_test, y_test) > 0.9
+    # the same task with 12 rows per class is the bag's (the rule reads the fit's rows)
+    plan = resolve_plan(ConditionalNCEClassifier(), _facts(64, 400, entries, n_samples=4 * y.size))
+    assert plan.regime == "bag"
 
 
 @pytest.mark.parametrize(
@@ -205,9 +302,9 @@ def test_the_linear_step_takes_the_threads_that_pay_at_most_n_jobs():
     assert threads(199, 4) == 1 and threads(200, 4) == 2 and threads(200, 1) == 1
     assert threads(400, 2) == 2 and threads(400, 8) == 4
     # the factored bag's step keeps n_jobs
+    entries = work / 100
     bag = resolve_plan(
-        ConditionalNCEClassifier(n_jobs=4),
-        _facts(50, n_features=plan_module.LINEAR_MAX_WEIGHTS, entries=work / 100),
+        ConditionalNCEClassifier(n_jobs=4), _facts(_largest_linear(entries) + 1, entries=entries)
     )
     assert bag.regime == "bag" and bag.n_jobs == 4 and bag.max_threads == 0
 
@@ -241,11 +338,11 @@ def test_the_linear_plan_keeps_the_users_choices():
     )
 
 
-def test_the_bag_plan_is_fasttexts_regime_with_one_rule_for_the_negatives():
+def test_the_bag_plan_is_fasttexts_regime_with_one_rule_for_the_negatives(monkeypatch):
+    monkeypatch.setattr(plan_module, "LINEAR_COST", 0)  # the bag at any label count
     est = ConditionalNCEClassifier()
     many = plan_module.BAG_NEGATIVES + 2
-    big = _facts(many, n_features=plan_module.LINEAR_MAX_WEIGHTS, entries=12.0)
-    plan = resolve_plan(est, big)
+    plan = resolve_plan(est, _facts(many, entries=12.0))
     assert plan.regime == "bag" and plan.kernel and plan.optimizer is torch.optim.SGD
     assert (plan.width, plan.n_negatives, plan.exhaustive) == (
         64,
@@ -255,7 +352,7 @@ def test_the_bag_plan_is_fasttexts_regime_with_one_rule_for_the_negatives():
     assert plan.bag == "counts" and not plan.calibrate
     assert plan.lr == pytest.approx(plan_module.BAG_LR_PER_ENTRY * 12.0)
     # with at most BAG_NEGATIVES + 1 classes every other class is scored instead
-    few = resolve_plan(est, _facts(many - 1, n_features=plan_module.LINEAR_MAX_WEIGHTS))
+    few = resolve_plan(est, _facts(many - 1))
     assert few.exhaustive and few.shared and few.n_negatives == many - 1
 
 
@@ -278,8 +375,8 @@ def test_multilabel_trains_the_bag_by_autograd_and_one_vs_all():
         (_facts(50, entries=30.0), 10**9, plan_module.LINEAR_EPOCH_RANGE[0]),
         (_facts(50, entries=30.0), 10, plan_module.LINEAR_EPOCH_RANGE[1]),
         (_facts(50, entries=30.0), plan_module.LINEAR_EXAMPLES // 7, 7),
-        (_facts(20, n_features=2**26, entries=5.0), plan_module.BAG_EXAMPLES // 4, 4),
-        (_facts(20, n_features=2**26, entries=5.0), 10, plan_module.BAG_EPOCH_RANGE[1]),
+        (_facts(10_000, entries=5.0), plan_module.BAG_EXAMPLES // 4, 4),
+        (_facts(10_000, entries=5.0), 10, plan_module.BAG_EPOCH_RANGE[1]),
     ],
 )
 def test_auto_epochs_are_a_number_of_example_updates_in_a_range(facts, n_train, epochs):
