@@ -429,9 +429,7 @@ def linear_budget(n_classes: int, n_samples: int | None) -> float:
     return float(LINEAR_COST * scale)
 
 
-def linear_fits(
-    n_classes: int, n_features: int, entries: float, n_samples: int | None = None
-) -> bool:
+def linear_fits(n_classes: int, entries: float, n_samples: int | None = None) -> bool:
     """Whether the full-rank linear model is the plan for a sparse ``X``.
 
     Its cost per example (``entries * n_classes``) is at most :func:`linear_budget`
@@ -440,7 +438,7 @@ def linear_fits(
 
     Parameters
     ----------
-    n_classes, n_features : int
+    n_classes : int
     entries : float
         Mean stored entries per row.
     n_samples : int or None, default=None
@@ -555,7 +553,7 @@ def _regime(estimator, facts: DataFacts) -> str:
         and not estimator.input_bias
         and estimator.dropout == 0
     )
-    if plain and linear_fits(facts.n_classes, facts.n_features, facts.entries, facts.n_samples):
+    if plain and linear_fits(facts.n_classes, facts.entries, facts.n_samples):
         return "linear"
     return "bag"
 

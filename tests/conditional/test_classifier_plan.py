@@ -49,7 +49,7 @@ def _largest_linear(entries: float) -> int:
 @pytest.mark.parametrize("entries", [1.0, 9.5, 32.0, 150.0])
 def test_the_linear_model_holds_up_to_the_cost_switch_and_not_one_class_more(entries):
     k = _largest_linear(entries)
-    assert linear_fits(k, 10, entries) and not linear_fits(k + 1, 10, entries)
+    assert linear_fits(k, entries) and not linear_fits(k + 1, entries)
     est = ConditionalNCEClassifier()
     assert resolve_plan(est, _facts(k, 10, entries)).regime == "linear"
     assert resolve_plan(est, _facts(k + 1, 10, entries)).regime == "bag"
@@ -115,7 +115,7 @@ def test_article_chunks_of_a_few_rows_per_class_keep_the_linear_model_up_to_the_
     facts = _facts(n_classes, ARTICLE_FEATURES, ARTICLE_ENTRIES, n_samples=ARTICLE_ROWS)
     plan = resolve_plan(ConditionalNCEClassifier(), facts)
     assert plan.regime == "linear" and plan.width == n_classes
-    assert not linear_fits(n_classes, ARTICLE_FEATURES, ARTICLE_ENTRIES)  # rows unknown
+    assert not linear_fits(n_classes, ARTICLE_ENTRIES)  # rows unknown
 
 
 @pytest.mark.parametrize("n_classes", [4_409, 4_410, 6_000, 9_000])
@@ -152,7 +152,7 @@ def test_on_article_chunks_the_cost_rule_ends_the_linear_model_at_its_largest_bu
 def test_the_factored_bags_home_keeps_the_bag(facts):
     assert resolve_plan(ConditionalNCEClassifier(), DataFacts(**facts)).regime == "bag"
     # by the cost rule, whatever the table cap says
-    assert not linear_fits(facts["n_classes"], 1, facts["entries"], facts["n_samples"])
+    assert not linear_fits(facts["n_classes"], facts["entries"], facts["n_samples"])
 
 
 def test_with_many_rows_per_class_the_cost_switch_is_unchanged():
@@ -200,7 +200,7 @@ def test_a_fit_just_past_the_cost_switch_on_three_rows_per_class_learns(monkeypa
     X, y = _three_rows_per_class(64, seed=0)
     X_test, y_test = _three_rows_per_class(64, seed=1)
     entries = X.getnnz() / X.shape[0]
-    assert not linear_fits(64, 400, entries)
+    assert not linear_fits(64, entries)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         est = ConditionalNCEClassifier(random_state=0).fit(X, y)
