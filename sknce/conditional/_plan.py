@@ -47,6 +47,7 @@ __all__ = [
     "linear_buckets",
     "linear_damping",
     "linear_fits",
+    "linear_margin",
     "linear_threads",
     "resolve_plan",
 ]
@@ -123,6 +124,13 @@ LINEAR_THREAD_WORK = 10_000
 LINEAR_DAMPING_CLASSES = 350
 LINEAR_DAMPING_POWER = 6
 LINEAR_SGD_LR = 9.0
+#: The training margin follows the update: one SGD step at rate ``LINEAR_SGD_LR`` moves
+#: the score of an example (a unit row) by about that rate, so a margin of 1 is met after
+#: one visit and the loss of a memorised example vanishes before the classes of a few
+#: rows each are told apart (the held-out scores stay flat, the fitted temperature about
+#: 0.65). With the damping, the plan's margin moves from ``LINEAR_MARGIN`` (AdaGrad) to
+#: ``LINEAR_SGD_MARGIN`` (SGD) as the update does (:func:`linear_margin`).
+LINEAR_SGD_MARGIN = 9.0
 
 #: The classifier's parameters a plan is resolved from (its snapshot).
 _PLAN_PARAMS = (
@@ -491,6 +499,26 @@ def linear_damping(n_classes: int) -> float:
     return float((n_classes / LINEAR_DAMPING_CLASSES) ** LINEAR_DAMPING_POWER)
 
 
+def linear_margin(damping: float) -> float:
+    """The linear regime's training margin for the update of ``damping``.
+
+    ``LINEAR_MARGIN + (LINEAR_SGD_MARGIN - LINEAR_MARGIN) * damping / (1 + damping)``:
+    the AdaGrad margin with little damping (few classes), the SGD margin (the scale of
+    one SGD step's change of a score) with much, continuous and increasing in between.
+
+    Parameters
+    ----------
+    damping : float
+        :func:`linear_damping` (0: RowAdagrad's own update, an explicit ``lr``).
+
+    Returns
+    -------
+    float
+    """
+    share = damping / (1.0 + damping)
+    return float(LINEAR_MARGIN + (LINEAR_SGD_MARGIN - LINEAR_MARGIN) * share)
+
+
 def linear_threads(n_classes: int, entries: float) -> int:
     """The most threads that pay for the linear model's compiled step.
 
@@ -611,13 +639,13 @@ def resolve_plan(
             if estimator.optimizer is torch.optim.Adam and not kwargs
             else (estimator.optimizer)
         )
-        if estimator.objective == "ranking":
-            margin = LINEAR_MARGIN
         objective = "softmax"
         width = n_classes
         n_buckets = linear_buckets(n_classes, facts.n_features)
         if kernel and optimizer is RowAdagrad and estimator.lr == "auto":
             damping = linear_damping(n_classes)
+        if estimator.objective == "ranking":
+            margin = linear_margin(damping)
         if kernel:
             max_threads = linear_threads(n_classes, facts.entries)
         epoch_rule = (LINEAR_EXAMPLES, *LINEAR_EPOCH_RANGE)
