@@ -94,6 +94,7 @@ _PLAN_STATED = {
     "LINEAR_FEW_ROWS": ("hidden_layer_sizes", r"times more below (\d+) training rows per"),
     "LINEAR_FEW_ROWS_SCALE": ("hidden_layer_sizes", r"up to (\d+) times more below \d+"),
     "LINEAR_MARGIN": ("hidden_layer_sizes", r"additive margin of ([\d.]+)"),
+    "LINEAR_SGD_MARGIN": ("hidden_layer_sizes", r"damping to ([\d.]+) with many"),
     "SPARSE_RATIO": ("sparse_embeddings", r"at least (\d+) times as many rows"),
     "LINEAR_SGD_LR": ("lr", r"plus ([\d.]+) times the damping"),
     "LINEAR_DAMPING_CLASSES": ("lr", r"damping ``\(n_classes / ([\d,]+)\) \*\* \d+``"),
