@@ -33,8 +33,8 @@ not bit-reproducible.
 
 The per-row helpers are inlined into each kernel by Numba (``inline="always"``): as
 functions of their own, every call passed its row views through reference counts,
-which cost the one-vs-all kernel 40% of its time; inlined, a float32 fit's updates
-are the same to the bit (``benchmarks/README.md``, "Multi-label, fifth round").
+a large share of the one-vs-all kernel's time; inlined, a float32 fit's updates are
+the same to the bit (``benchmarks/README.md``, "Multi-label, fifth round").
 """
 
 from __future__ import annotations
