@@ -171,6 +171,19 @@ def _logsumexp(scores: torch.Tensor, top: torch.Tensor) -> torch.Tensor:
     return top[:, 0].double() + torch.log(total.double())
 
 
+def _with_term(scores: torch.Tensor, shares, table, start: int) -> torch.Tensor:
+    """``scores`` of a block of labels from ``start``, plus the co-occurrence term of
+    rows of ``shares`` (:func:`~sknce.conditional._cooccurrence.add_term`): added in
+    place to a block of its own on the CPU, else through a block moved to its device."""
+    if scores.device.type == "cpu" and scores.dtype == torch.float32 and scores._base is None:
+        scores = scores.contiguous()
+        _cooccurrence.add_term(scores.numpy(), shares, table, start)
+        return scores
+    block = np.zeros(tuple(scores.shape), dtype=np.float32)
+    _cooccurrence.add_term(block, shares, table, start)
+    return scores + torch.from_numpy(block).to(scores.device, scores.dtype)
+
+
 def _label_noise(noise, counts: np.ndarray, noise_power: float) -> CategoricalNoise:
     """The noise distribution p_N over encoded labels ``0..n_classes-1``."""
     n_classes = counts.shape[0]
@@ -869,6 +882,14 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         options = self._decay_options(data.n_examples * (1 - held_out))
         if self.multilabel_ and self._classifier_plan.refit:
             options["net_class"] = _multilabel.PrecisionNet
+        if (
+            self.multilabel_
+            and self.cooccurrence_weight == "auto"
+            and self._cooccurrence_applies(_non_negative(data.X))
+        ):
+            plan = self._classifier_plan
+            choice = _cooccurrence.WeightChoice(data.X, data.y, plan.bag, self.idf_)
+            options.setdefault("extra_callbacks", []).append(("cooccurrence", choice))
         return options
 
     def _decay_options(self, per_epoch: float, skipped: int = 0, total: int | None = None) -> dict:
@@ -1052,7 +1073,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         held_out = isinstance(self.net_.train_split, HoldOut) and not plan.partial
         chosen = temperature is not None or (held_out and not labels_plan.calibrate)
         if self.multilabel_ and not plan.continues:
-            self._fit_cooccurrence(dataset, data, plan)
+            self._fit_cooccurrence(data, plan)
         if chosen and labels_plan.refit and not plan.continues:
             stopping = dict(self.net_.callbacks_)["early_stopping"]
             epochs = getattr(stopping, "chosen_epochs_", stopping.best_epoch_)
@@ -1070,44 +1091,37 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         single_rows = not plan.n_buckets
         return plan.regime == "bag" and plan.bag is not None and single_rows and non_negative
 
-    def _fit_cooccurrence(self, dataset, data, plan: FitPlan) -> None:
+    def _fit_cooccurrence(self, data, plan: FitPlan) -> None:
         """The co-occurrence table of a new multi-label fit (``cooccurrence_``) and its
         weight, resolved into the plan (``plan_.cooccurrence``) before any refit.
 
-        ``"auto"`` chooses the weight on the rows early stopping held out, scored by
-        the network of the other rows plus the term of a table of those other rows only
-        (so the choice sees rows neither learnt from); the fitted table then counts
-        every training row. Without held-out rows (``partial_fit``,
-        ``early_stopping=False``) ``"auto"`` is 0.
+        ``"auto"`` takes the weight that ranked the rows early stopping held out best
+        at the epoch the fit chose (:class:`~sknce.conditional._cooccurrence.WeightChoice`,
+        a table of the other rows); the fitted table then counts every training row.
+        Without held-out rows (``partial_fit``, ``early_stopping=False``) ``"auto"`` is 0.
         """
         weight = self.cooccurrence_weight
         if not self._cooccurrence_applies(_non_negative(data.X)):
             weight = 0.0
         elif weight == "auto":
-            weight = 0.0
-            if isinstance(self.net_.train_split, HoldOut) and not plan.partial:
-                train, valid = self.net_.train_split(dataset)
-                weight = self._held_out_weight(data, np.asarray(train.rows), valid)
+            weight = _cooccurrence.choose_weight(self._held_out_precisions(plan))
         weight = float(weight)
         if weight > 0:
             self.cooccurrence_ = _cooccurrence.ppmi_table(data.X, data.y)
         self.plan_ = self._classifier_plan = replace(self._classifier_plan, cooccurrence=weight)
 
-    def _held_out_weight(self, data, train_rows: np.ndarray, valid) -> float:
-        """``cooccurrence_weight="auto"`` of a fit: the weight of
-        :func:`~sknce.conditional._cooccurrence.choose_weight` on the held-out rows
-        ``valid`` (at most as many as early stopping's monitor scores)."""
-        rows = _cooccurrence.held_out_rows(valid.rows, len(self.classes_))
-        X = as_csr_or_dense(data.X[rows])
-        table = _cooccurrence.ppmi_table(data.X[train_rows], data.y[train_rows])
-        terms = _cooccurrence.term(X, self._classifier_plan.bag, self.idf_, table, 1.0)
-
-        def blocks():
-            for block, chunks in self._row_blocks(X, "fit"):
-                scores = [chunk.float().cpu().numpy() for _, chunk in chunks]
-                yield block, np.concatenate(scores, axis=1)
-
-        return _cooccurrence.choose_weight(blocks(), terms, data.y[rows])
+    def _held_out_precisions(self, plan: FitPlan) -> list[float] | None:
+        """The held-out rows' precision at each weight of the term
+        (:class:`~sknce.conditional._cooccurrence.WeightChoice`) at the epoch the fit
+        chose: the refit's epochs, or the best epoch it restored (the last recorded at
+        or before it; None without a record)."""
+        if plan.partial:
+            return None
+        history = self.net_.history
+        stopping = dict(self.net_.callbacks_).get("early_stopping")
+        epoch = getattr(stopping, "chosen_epochs_", None) or getattr(stopping, "best_epoch_", 0)
+        records = [row.get("cooccurrence_precision") for row in history[: epoch or len(history)]]
+        return next((r for r in reversed(records) if r is not None), None)
 
     def _warn_if_prior_kept(self) -> None:
         """ConvergenceWarning when early stopping restored the prior start: no epoch beat
@@ -1421,15 +1435,14 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         n_classes = len(self.classes_)
         table, weight = self._cooccurrence()
 
-        def chunks(h, b, extra):
+        def chunks(h, b, shares):
             finite = None
             for start in range(0, n_classes, _CLASS_CHUNK):
                 stop = min(start + _CLASS_CHUNK, n_classes)
                 with torch.no_grad():
                     scores = scorer.score_range(h, b, start, stop)
-                if extra is not None:
-                    block = torch.from_numpy(extra[:, start:stop].toarray())
-                    scores = scores + block.to(scores.device, scores.dtype)
+                if shares is not None:
+                    scores = _with_term(scores, shares, table, start)
                 # two vectorised reductions, no boolean block: a NaN propagates to both,
                 # an infinite score is the row's maximum or minimum
                 rows_finite = torch.isfinite(scores.amax(dim=1)) & torch.isfinite(
@@ -1446,12 +1459,10 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             for rows in self._batches(X.shape[0]):
                 with torch.no_grad():
                     h, b = scorer.encode(rows_to_tensor(X, rows, self.net_.device))
-                extra = None
+                shares = None
                 if table is not None:
-                    plan = self.plan_
-                    extra = _cooccurrence.term(X[rows], plan.bag, self.idf_, table, weight)
-                    extra = extra.tocsc() if n_classes > _CLASS_CHUNK else extra
-                yield rows, chunks(h, b, extra)
+                    shares = _cooccurrence.row_shares(X[rows], self.plan_.bag, self.idf_, weight)
+                yield rows, chunks(h, b, shares)
         finally:
             scorer.train(training)
 

@@ -17,18 +17,19 @@ the label trees' sparse linear models do (``benchmarks/README.md``, "Multi-label
 round").
 
 The functions here build the table (:func:`ppmi_table`), the term of a block of rows
-(:func:`term`), the choice of ``w`` on held-out rows (:func:`choose_weight`), and the
-term as a torch module of dense rows for the exported module (:class:`CooccurrenceOffset`).
+(:func:`add_term`, a compiled pass), the choice of ``w`` on held-out rows at each epoch
+of the held-out fit (:class:`WeightChoice`), and the term as a torch module of dense rows
+for the exported module (:class:`CooccurrenceOffset`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 import numpy as np
 import scipy.sparse as sp
 import torch
+from numba import njit
 from sklearn.preprocessing import normalize
+from skorch.callbacks import Callback
 from torch import nn
 
 from sknce._bags import normalize_bags
@@ -38,11 +39,13 @@ __all__ = [
     "MIN_ROWS",
     "WEIGHTS",
     "CooccurrenceOffset",
+    "add_term",
     "check_applies",
     "check_weight",
+    "WeightChoice",
     "choose_weight",
+    "grid_precision",
     "held_out_rows",
-    "mean_precision",
     "ppmi_table",
     "row_shares",
     "term",
@@ -52,12 +55,14 @@ __all__ = [
 #: seen once has the largest PMI of all and says nothing.
 MIN_ROWS = 2
 #: The weights ``cooccurrence_weight="auto"`` chooses from on held-out rows (0: no term).
-WEIGHTS = (0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
-#: Precision@1 to @``TOP`` is the choice's criterion (as early stopping's monitor).
+WEIGHTS = (0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
+#: Precision@1 to @``TOP`` is the choice's criterion (as early stopping's monitor), of
+#: a row's top labels among its ``CANDIDATES`` best by score and by term.
 TOP = 5
+CANDIDATES = 64
 #: Table entries per step of the exported module: its working memory is a
 #: ``(batch, EXPORT_CHUNK)`` block whatever the table's size.
-EXPORT_CHUNK = 65536
+EXPORT_CHUNK = 16384
 
 
 def check_weight(weight) -> None:
@@ -111,13 +116,19 @@ def ppmi_table(X: sp.csr_matrix, Y: sp.csr_matrix) -> sp.csr_matrix:
     """
     present = sp.csr_matrix(X > 0, dtype=np.float32)
     labels = sp.csr_matrix(Y, dtype=np.float32)
-    pairs = (present.T.tocsr() @ labels).tocoo()
-    n_rows = X.shape[0]
+    pairs = present.T.tocsr() @ labels
+    # most pairs are found once: dropped before anything else is computed of them
+    pairs.data[pairs.data < MIN_ROWS] = 0
+    pairs.eliminate_zeros()
+    pairs = pairs.tocoo()
     rows_of_feature = np.asarray(present.sum(axis=0), dtype=np.float64).ravel()
     rows_of_label = np.asarray(labels.sum(axis=0), dtype=np.float64).ravel()
-    counts = pairs.data.astype(np.float64)
-    pmi = np.log(counts * n_rows / (rows_of_feature[pairs.row] * rows_of_label[pairs.col]))
-    keep = (pmi > 0) & (counts >= MIN_ROWS)
+    pmi = np.log(
+        pairs.data.astype(np.float64)
+        * X.shape[0]
+        / (rows_of_feature[pairs.row] * rows_of_label[pairs.col])
+    )
+    keep = pmi > 0
     table = sp.csr_matrix(
         (pmi[keep].astype(np.float32), (pairs.row[keep], pairs.col[keep])),
         shape=(X.shape[1], Y.shape[1]),
@@ -126,78 +137,191 @@ def ppmi_table(X: sp.csr_matrix, Y: sp.csr_matrix) -> sp.csr_matrix:
     return table
 
 
-def row_shares(X: sp.csr_matrix, bag: str, idf: np.ndarray | None) -> sp.csr_matrix:
-    """The rows of ``X`` as the bag encoder reads them: the representation ``bag``
-    (:func:`sknce._bags.normalize_bags`), each row divided by its absolute sum (an
-    empty row stays zero).
+def row_shares(X, bag: str, idf: np.ndarray | None, weight: float = 1.0) -> sp.csr_matrix:
+    """``weight`` times the rows of ``X`` as the bag encoder reads them: the
+    representation ``bag`` (:func:`sknce._bags.normalize_bags`), each row divided by its
+    absolute sum (an empty row stays zero).
 
     Returns
     -------
-    csr_matrix of float32
+    csr_matrix of float32, sorted indices
     """
-    return normalize(normalize_bags(X, bag, idf), norm="l1", copy=False)
+    shares = normalize(normalize_bags(X, bag, idf), norm="l1", copy=False)
+    shares.data *= np.float32(weight)
+    shares.sort_indices()
+    return shares
 
 
-def term(
-    X: sp.csr_matrix, bag: str, idf: np.ndarray | None, table: sp.csr_matrix, weight: float
-) -> sp.csr_matrix:
+@njit(nogil=True, cache=True)
+def _add_term(out, row_ptr, row_features, row_shares, ptr, labels, values, start) -> None:
+    stop = start + out.shape[1]
+    for i in range(out.shape[0]):
+        for p in range(row_ptr[i], row_ptr[i + 1]):
+            j = row_features[p]
+            share = row_shares[p]
+            # the feature's labels are sorted: those of the block are one run
+            lo = ptr[j] + np.searchsorted(labels[ptr[j] : ptr[j + 1]], start)
+            for q in range(lo, ptr[j + 1]):
+                label = labels[q]
+                if label >= stop:
+                    break
+                out[i, label - start] += share * values[q]
+
+
+def add_term(out: np.ndarray, shares: sp.csr_matrix, table: sp.csr_matrix, start: int = 0) -> None:
+    """Add the term of rows to their scores of the labels ``start..start + out.shape[1]
+    - 1``, in place.
+
+    One pass over the table's rows of each row's features, so the cost is that of the
+    pairs the rows meet, whatever the number of labels, and no other block is made
+    (the term of a row of many features meets most labels: a sparse product would
+    store it densely, twice).
+
+    Parameters
+    ----------
+    out : ndarray of float32, shape (n_rows, n_block), C-contiguous
+        The scores of the block of labels, added to.
+    shares : csr_matrix of float32, shape (n_rows, n_features)
+        :func:`row_shares` of the rows (times the weight), sorted indices.
+    table : csr_matrix of float32, shape (n_features, n_labels)
+        :func:`ppmi_table`, sorted indices.
+    start : int, default=0
+        The first label of the block.
+    """
+    _add_term(
+        out,
+        shares.indptr,
+        shares.indices,
+        shares.data,
+        table.indptr,
+        table.indices,
+        table.data,
+        start,
+    )
+
+
+def term(X, bag: str, idf: np.ndarray | None, table: sp.csr_matrix, weight: float) -> np.ndarray:
     """``weight`` times the co-occurrence term of each row of ``X`` and each label.
 
     Returns
     -------
-    csr_matrix of float32, shape (n_rows, n_labels)
+    ndarray of float32, shape (n_rows, n_labels)
     """
-    out = row_shares(X, bag, idf) @ table
-    out.data *= np.float32(weight)
+    out = np.zeros((X.shape[0], table.shape[1]), dtype=np.float32)
+    add_term(out, row_shares(X, bag, idf, weight), table)
     return out
 
 
-def mean_precision(scores: np.ndarray, Y: sp.csr_matrix) -> tuple[float, int]:
-    """The sum over the labelled rows of their mean precision@1 to @``TOP`` by ``scores``
-    and how many rows were labelled."""
-    labelled = np.diff(Y.indptr) > 0
-    if not labelled.any():
-        return 0.0, 0
-    k = min(TOP, scores.shape[1])
-    order = torch.from_numpy(scores[labelled]).topk(k, dim=1, sorted=True).indices.numpy()
-    truth = Y[labelled].toarray().astype(bool)
-    hits = np.take_along_axis(truth, order, axis=1)
-    precision = np.cumsum(hits, axis=1) / np.arange(1, k + 1)
-    return float(precision.mean(axis=1).sum()), int(labelled.sum())
+def grid_precision(
+    scores: torch.Tensor, terms: torch.Tensor, truth: torch.Tensor, weights=WEIGHTS
+) -> list[float]:
+    """The mean precision@1 to @``TOP`` of rows ranked by ``scores + w * terms``, for each
+    weight ``w`` of ``weights``.
 
-
-def choose_weight(
-    blocks: Iterable[tuple[slice, np.ndarray]],
-    terms: sp.csr_matrix,
-    Y: sp.csr_matrix,
-    weights: tuple[float, ...] = WEIGHTS,
-) -> float:
-    """The weight of ``weights`` whose term added to the scores ranks held-out rows best.
+    Each row's top labels are taken among its ``CANDIDATES`` best by the scores and its
+    ``CANDIDATES`` best by the term (the term is at least 0, so a label outside both
+    would need a high score and a high term at once): one ranking of every label per
+    row, not one per weight.
 
     Parameters
     ----------
-    blocks : iterable of (slice, ndarray)
-        ``(rows, scores)``: the network's scores of every label for blocks of the
-        held-out rows, in order.
-    terms : csr_matrix of shape (n_rows, n_labels)
-        The term of those rows at weight 1 (:func:`term`, from a table of other rows).
-    Y : csr_matrix of shape (n_rows, n_labels)
-        Their labels.
-    weights : tuple of float, default=WEIGHTS
-        The candidates, ascending.
+    scores, terms : Tensor of shape (n_rows, n_labels)
+        The network's scores and the term at weight 1.
+    truth : BoolTensor of shape (n_rows, n_labels)
+        The rows' labels; every row has one at least.
+    weights : sequence of float, default=WEIGHTS
 
     Returns
     -------
-    float
-        The weight of the best mean precision@1 to @5 over the labelled rows (the
-        smallest among equals; 0 without a labelled row, or where no weight beats 0).
+    list of float
+        One mean precision per weight.
     """
-    totals = np.zeros(len(weights))
-    for rows, scores in blocks:
-        extra = terms[rows].toarray()
-        for i, weight in enumerate(weights):
-            totals[i] += mean_precision(scores + np.float32(weight) * extra, Y[rows])[0]
-    return float(weights[int(np.argmax(totals))])
+    width = min(CANDIDATES, scores.shape[1])
+    by_score = scores.topk(width, dim=1).indices
+    by_term = terms.topk(width, dim=1).indices
+    candidates = torch.cat([by_score, by_term], dim=1)
+    top_scores = scores.gather(1, candidates)
+    # a label among both lists counts once
+    twice = (by_term[:, :, None] == by_score[:, None, :]).any(dim=2)
+    top_scores[:, width:] = top_scores[:, width:].masked_fill(twice, -torch.inf)
+    top_terms, hits = terms.gather(1, candidates), truth.gather(1, candidates)
+    k = min(TOP, scores.shape[1])
+    out = []
+    for weight in weights:
+        order = (top_scores + float(weight) * top_terms).topk(k, dim=1).indices
+        found = hits.gather(1, order).double()
+        precision = found.cumsum(dim=1) / torch.arange(1, k + 1, dtype=torch.float64)
+        out.append(float(precision.mean()))
+    return out
+
+
+def choose_weight(precisions, weights=WEIGHTS) -> float:
+    """The weight of the best of ``precisions`` (:func:`grid_precision`), the smallest
+    among equals; 0 without them."""
+    if precisions is None:
+        return 0.0
+    return float(weights[int(np.argmax(precisions))])
+
+
+class WeightChoice(Callback):
+    """At the end of each epoch of a held-out fit, the held-out rows' precision at each
+    weight of the term (:func:`grid_precision`), recorded as ``cooccurrence_precision``:
+    ``cooccurrence_weight="auto"`` then takes the best weight at the epoch the fit
+    chose (the network a refit reproduces), not at its last one, which may have trained
+    past its best (and asks more of the term).
+
+    The term of the held-out rows comes from a table of the training rows of the split
+    only, so the choice sees rows that neither the network nor the table learnt from.
+    The rows scored are the first of the held-out ones, as many as early stopping's
+    monitor scores (:func:`held_out_rows`). The data and the cached terms are dropped
+    when training ends (the fitted net does not carry them).
+
+    Parameters
+    ----------
+    X : csr_matrix of shape (n_rows, n_features)
+        The fit's rows (the split's rows index them).
+    Y : csr_matrix of shape (n_rows, n_labels)
+        Their labels.
+    bag : str
+        The bag's representation of ``X``.
+    idf : ndarray or None
+        Its idf.
+    """
+
+    def __init__(self, X, Y, bag: str, idf) -> None:
+        self.X = X
+        self.Y = Y
+        self.bag = bag
+        self.idf = idf
+
+    def on_train_begin(self, net, **kwargs) -> None:
+        self.held_out_ = None
+
+    def on_epoch_end(self, net, dataset_train=None, dataset_valid=None, **kwargs) -> None:
+        if dataset_valid is None or self.X is None:
+            return
+        if self.held_out_ is None:
+            self.held_out_ = self._held_out(np.asarray(dataset_train.rows), dataset_valid.rows)
+        rows, terms, truth = self.held_out_
+        if not len(rows):
+            return
+        blocks = []
+        for _, chunks in net.estimator._row_blocks(self.X[rows], "fit"):
+            blocks.append(torch.cat([chunk.float().cpu() for _, chunk in chunks], dim=1))
+        net.history.record(
+            "cooccurrence_precision", grid_precision(torch.cat(blocks), terms, truth)
+        )
+
+    def _held_out(self, train_rows: np.ndarray, valid_rows):
+        """The labelled held-out rows scored, their term and their labels."""
+        rows = held_out_rows(valid_rows, self.Y.shape[1])
+        rows = rows[np.diff(self.Y.indptr)[rows] > 0]
+        table = ppmi_table(self.X[train_rows], self.Y[train_rows])
+        terms = torch.from_numpy(term(self.X[rows], self.bag, self.idf, table, 1.0))
+        return rows, terms, torch.from_numpy(self.Y[rows].toarray() > 0)
+
+    def on_train_end(self, net, **kwargs) -> None:
+        self.X = self.Y = self.held_out_ = None
 
 
 class CooccurrenceOffset(nn.Module):

@@ -100,7 +100,13 @@ def test_the_term_is_the_bags_shares_times_the_table(X, table, weight, bag):
     idf = np.linspace(1.0, 2.0, 5) if bag == "log1p-idf" else None
     out = _cooccurrence.term(sp.csr_matrix(X), bag, idf, sp.csr_matrix(table), weight)
     expected = _brute_term(X, idf, table, weight)
-    np.testing.assert_allclose(out.toarray(), expected, rtol=1e-5, atol=1e-6)
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-6)
+    # by blocks of labels, added to what the block holds
+    base = np.ones((6, 2), dtype=np.float32)
+    shares = _cooccurrence.row_shares(sp.csr_matrix(X), bag, idf, weight)
+    _cooccurrence.add_term(base, shares, sp.csr_matrix(table, dtype=np.float32), start=1)
+    np.testing.assert_allclose(base, 1 + expected[:, 1:], rtol=1e-5, atol=1e-6)
 
 
 def test_the_table_of_labels_every_row_shares_is_empty():
@@ -120,17 +126,34 @@ def test_a_label_never_seen_with_a_feature_has_an_empty_column():
 # --- the choice of the weight -------------------------------------------------------------
 def test_the_weight_chosen_is_the_one_that_ranks_the_held_out_rows_best():
     # the network ranks label 2 first everywhere; the term points at each row's label
-    Y = sp.csr_matrix(np.eye(4, dtype=np.int8)[[0, 1, 3, 0]])
-    scores = np.tile(np.array([0.0, 0.0, 3.0, 0.0], dtype=np.float32), (4, 1))
-    terms = sp.csr_matrix(Y.toarray().astype(np.float32))
-    blocks = [(slice(0, 2), scores[:2]), (slice(2, 4), scores[2:])]
-    assert _cooccurrence.choose_weight(blocks, terms, Y) == 4.0  # the first above 3
+    truth = torch.from_numpy(np.eye(4, dtype=bool)[[0, 1, 3, 0]])
+    scores = torch.tensor([0.0, 0.0, 3.0, 0.0]).repeat(4, 1)
+    precisions = _cooccurrence.grid_precision(scores, truth.float(), truth)
+    assert _cooccurrence.choose_weight(precisions) == 4.0  # the first above 3
     # a term that says nothing: ties at every weight choose 0
-    flat = sp.csr_matrix(np.ones((4, 4), dtype=np.float32))
-    assert _cooccurrence.choose_weight([(slice(0, 4), scores)], flat, Y) == 0.0
-    # no labelled row: 0
-    empty = sp.csr_matrix((4, 4), dtype=np.int8)
-    assert _cooccurrence.choose_weight([(slice(0, 4), scores)], terms, empty) == 0.0
+    flat = _cooccurrence.grid_precision(scores, torch.ones(4, 4), truth)
+    assert _cooccurrence.choose_weight(flat) == 0.0
+    assert _cooccurrence.choose_weight(None) == 0.0
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 70))
+def test_the_precision_of_each_weight_is_that_of_a_full_ranking(seed, n_labels):
+    # the candidates (the best by score and by term) hold each row's top 5 whenever the
+    # scores and terms are not both high for a third label: here, random rankings of
+    # up to 70 labels against 2 x 64 candidates
+    gen = torch.Generator().manual_seed(seed)
+    scores = torch.randn(6, n_labels, generator=gen, dtype=torch.float64).float()
+    terms = torch.rand(6, n_labels, generator=gen, dtype=torch.float64).float()
+    truth = torch.rand(6, n_labels, generator=gen) < 0.3
+    truth[:, 0] = True
+    got = _cooccurrence.grid_precision(scores, terms, truth)
+    k = min(5, n_labels)
+    for weight, value in zip(_cooccurrence.WEIGHTS, got, strict=True):
+        order = (scores + weight * terms).topk(k, dim=1).indices
+        hits = truth.gather(1, order).double()
+        expected = (hits.cumsum(1) / torch.arange(1, k + 1)).mean()
+        assert value == pytest.approx(float(expected), abs=1e-12)
 
 
 def test_auto_chooses_a_weight_that_pays_and_the_term_helps_on_a_planted_task():
@@ -286,7 +309,7 @@ def test_partial_fit_from_scratch_holds_no_rows_out_so_auto_is_no_term():
     assert no_hold_out.plan_.cooccurrence == 0.0
 
 
-@pytest.mark.filterwarnings("ignore:No epoch of this fit beat:sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.filterwarnings("ignore:No epoch of this fit beat")
 def test_a_refit_from_scratch_forgets_the_former_table(weighted):
     clf, X, Y = weighted
     again = clone(clf).set_params(cooccurrence_weight=0).fit(X, Y)
@@ -360,8 +383,32 @@ def test_one_label_two_labels_and_labels_every_row_shares():
     assert to_torch_module(fixed)(torch.zeros(2, X.shape[1])).shape == (2, 3)
 
 
-@pytest.mark.filterwarnings("ignore:No epoch of this fit beat:sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.filterwarnings("ignore:No epoch of this fit beat")
 def test_a_single_label_fit_has_no_term():
     X, Y = _planted(n_rows=120)
     clf = ConditionalNCEClassifier(cooccurrence_weight=3.0, **TINY).fit(X, Y.toarray().argmax(1))
     assert clf.cooccurrence_ is None and clf.plan_.cooccurrence == 0.0
+
+
+def test_auto_takes_the_weight_of_the_epoch_the_fit_chose():
+    from sknce.conditional._multilabel import chosen_epochs
+
+    X, Y = _planted()
+    clf = ConditionalNCEClassifier(**dict(TINY, max_epochs=6)).fit(X, Y)
+    history = clf.selection_history_  # the held-out fit's: a refit followed
+    records = [row.get("cooccurrence_precision") for row in history]
+    assert all(len(r) == len(_cooccurrence.WEIGHTS) for r in records)
+    epochs = chosen_epochs([row.get("valid_precision") for row in history])
+    assert clf.plan_.cooccurrence == _cooccurrence.choose_weight(records[epochs - 1])
+
+
+def test_the_fitted_net_does_not_carry_the_choices_data():
+    # the autograd step restores the best epoch instead of refitting: its net is kept
+    X, Y = _planted()
+    clf = ConditionalNCEClassifier(optimizer=torch.optim.SGD, lr=0.5, **TINY).fit(X, Y)
+    assert not clf.plan_.refit
+    choice = dict(clf.net_.callbacks_)["cooccurrence"]
+    assert choice.X is None and choice.Y is None and choice.held_out_ is None
+    best = dict(clf.net_.callbacks_)["early_stopping"].best_epoch_
+    records = [row.get("cooccurrence_precision") for row in clf.history_[:best]]
+    assert clf.plan_.cooccurrence == _cooccurrence.choose_weight(records[-1])
