@@ -24,6 +24,8 @@ for the exported module (:class:`CooccurrenceOffset`).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import scipy.sparse as sp
 import torch
@@ -40,6 +42,7 @@ __all__ = [
     "WEIGHTS",
     "CooccurrenceOffset",
     "add_term",
+    "best_by_term",
     "check_applies",
     "check_weight",
     "WeightChoice",
@@ -59,7 +62,7 @@ WEIGHTS = (0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
 #: Precision@1 to @``TOP`` is the choice's criterion (as early stopping's monitor), of
 #: a row's top labels among its ``CANDIDATES`` best by score and by term.
 TOP = 5
-CANDIDATES = 64
+CANDIDATES = 32
 #: Table entries per step of the exported module: its working memory is a
 #: ``(batch, EXPORT_CHUNK)`` block whatever the table's size.
 EXPORT_CHUNK = 16384
@@ -213,7 +216,11 @@ def term(X, bag: str, idf: np.ndarray | None, table: sp.csr_matrix, weight: floa
 
 
 def grid_precision(
-    scores: torch.Tensor, terms: torch.Tensor, truth: torch.Tensor, weights=WEIGHTS
+    scores: torch.Tensor,
+    terms: torch.Tensor,
+    truth: torch.Tensor,
+    by_term: torch.Tensor | None = None,
+    weights=WEIGHTS,
 ) -> list[float]:
     """The mean precision@1 to @``TOP`` of rows ranked by ``scores + w * terms``, for each
     weight ``w`` of ``weights``.
@@ -229,6 +236,8 @@ def grid_precision(
         The network's scores and the term at weight 1.
     truth : BoolTensor of shape (n_rows, n_labels)
         The rows' labels; every row has one at least.
+    by_term : LongTensor of shape (n_rows, CANDIDATES) or None, default=None
+        Each row's best labels by the term (:func:`best_by_term`), when known.
     weights : sequence of float, default=WEIGHTS
 
     Returns
@@ -238,7 +247,8 @@ def grid_precision(
     """
     width = min(CANDIDATES, scores.shape[1])
     by_score = scores.topk(width, dim=1).indices
-    by_term = terms.topk(width, dim=1).indices
+    if by_term is None:
+        by_term = best_by_term(terms)
     candidates = torch.cat([by_score, by_term], dim=1)
     top_scores = scores.gather(1, candidates)
     # a label among both lists counts once
@@ -246,13 +256,17 @@ def grid_precision(
     top_scores[:, width:] = top_scores[:, width:].masked_fill(twice, -torch.inf)
     top_terms, hits = terms.gather(1, candidates), truth.gather(1, candidates)
     k = min(TOP, scores.shape[1])
-    out = []
-    for weight in weights:
-        order = (top_scores + float(weight) * top_terms).topk(k, dim=1).indices
-        found = hits.gather(1, order).double()
-        precision = found.cumsum(dim=1) / torch.arange(1, k + 1, dtype=torch.float64)
-        out.append(float(precision.mean()))
-    return out
+    # every weight at once: (n_weights, n_rows, 2 * CANDIDATES)
+    grid = torch.tensor(weights, dtype=top_scores.dtype)[:, None, None]
+    order = (top_scores + grid * top_terms).topk(k, dim=2).indices
+    found = hits.expand(len(weights), -1, -1).gather(2, order).double()
+    precision = found.cumsum(dim=2) / torch.arange(1, k + 1, dtype=torch.float64)
+    return precision.mean(dim=(1, 2)).tolist()
+
+
+def best_by_term(terms: torch.Tensor) -> torch.Tensor:
+    """Each row's ``CANDIDATES`` best labels by the term (:func:`grid_precision`)."""
+    return terms.topk(min(CANDIDATES, terms.shape[1]), dim=1).indices
 
 
 def choose_weight(precisions, weights=WEIGHTS) -> float:
@@ -261,6 +275,16 @@ def choose_weight(precisions, weights=WEIGHTS) -> float:
     if precisions is None:
         return 0.0
     return float(weights[int(np.argmax(precisions))])
+
+
+class _HeldOut(NamedTuple):
+    """What :class:`WeightChoice` keeps of the held-out rows it scores during a fit."""
+
+    X: sp.csr_matrix
+    terms: torch.Tensor
+    by_term: torch.Tensor
+    truth: torch.Tensor
+    scores: torch.Tensor
 
 
 class WeightChoice(Callback):
@@ -302,23 +326,30 @@ class WeightChoice(Callback):
             return
         if self.held_out_ is None:
             self.held_out_ = self._held_out(np.asarray(dataset_train.rows), dataset_valid.rows)
-        rows, terms, truth = self.held_out_
-        if not len(rows):
+        held_out = self.held_out_
+        if held_out.X.shape[0] == 0:
             return
-        blocks = []
-        for _, chunks in net.estimator._row_blocks(self.X[rows], "fit"):
-            blocks.append(torch.cat([chunk.float().cpu() for _, chunk in chunks], dim=1))
-        net.history.record(
-            "cooccurrence_precision", grid_precision(torch.cat(blocks), terms, truth)
-        )
+        scores = held_out.scores  # one buffer for every epoch
+        for rows, chunks in net.estimator._row_blocks(held_out.X, "fit"):
+            for start, chunk in chunks:
+                scores[rows, start : start + chunk.shape[1]] = chunk
+        precisions = grid_precision(scores, held_out.terms, held_out.truth, held_out.by_term)
+        net.history.record("cooccurrence_precision", precisions)
 
-    def _held_out(self, train_rows: np.ndarray, valid_rows):
+    def _held_out(self, train_rows: np.ndarray, valid_rows) -> _HeldOut:
         """The labelled held-out rows scored, their term and their labels."""
         rows = held_out_rows(valid_rows, self.Y.shape[1])
         rows = rows[np.diff(self.Y.indptr)[rows] > 0]
+        X = self.X[rows]
         table = ppmi_table(self.X[train_rows], self.Y[train_rows])
-        terms = torch.from_numpy(term(self.X[rows], self.bag, self.idf, table, 1.0))
-        return rows, terms, torch.from_numpy(self.Y[rows].toarray() > 0)
+        terms = torch.from_numpy(term(X, self.bag, self.idf, table, 1.0))
+        return _HeldOut(
+            X,
+            terms,
+            best_by_term(terms),
+            torch.from_numpy(self.Y[rows].toarray() > 0),
+            torch.empty(terms.shape),
+        )
 
     def on_train_end(self, net, **kwargs) -> None:
         self.X = self.Y = self.held_out_ = None
