@@ -412,3 +412,12 @@ def test_the_fitted_net_does_not_carry_the_choices_data():
     best = dict(clf.net_.callbacks_)["early_stopping"].best_epoch_
     records = [row.get("cooccurrence_precision") for row in clf.history_[:best]]
     assert clf.plan_.cooccurrence == _cooccurrence.choose_weight(records[-1])
+
+
+def test_the_weight_chosen_is_the_smallest_near_the_best_gain():
+    weights = (0.0, 1.0, 2.0, 4.0, 8.0)
+    # 4 gains 0.095 of the best 0.1 (at 8): 95% of it
+    assert _cooccurrence.choose_weight([0.3, 0.35, 0.37, 0.395, 0.4], weights) == 4.0
+    assert _cooccurrence.choose_weight([0.3, 0.35, 0.37, 0.385, 0.4], weights) == 8.0
+    # no weight gains: no term
+    assert _cooccurrence.choose_weight([0.3, 0.3, 0.2, 0.1, 0.0], weights) == 0.0
