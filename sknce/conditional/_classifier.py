@@ -373,10 +373,11 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         \mathrm{PPMI}[j, y]`, with :math:`a_j(x)` the shares of the row's features as
         the bag reads them and :math:`\mathrm{PPMI}[j, y]` the positive pointwise mutual
         information of feature ``j`` and label ``y`` over the training rows (the pairs
-        found in at least two rows; ``cooccurrence_``). ``"auto"``: chosen from 0 to 16
+        found in at least two rows; ``cooccurrence_``). ``"auto"``: chosen from 0 to 32
         by the precision@1-5 of the rows held out for early stopping, scored by the
-        network of the other rows and a table of those rows (0, no term, where it does
-        not pay, and without held-out rows: ``early_stopping=False`` or
+        network of the other rows at the epoch the fit chose and a table of those other
+        rows: the smallest weight with 90% of the best weight's gain (0, no term, where
+        none gains, and without held-out rows: ``early_stopping=False`` or
         ``partial_fit``); a number: that weight (0: no term). The table and the weight
         (``plan_.cooccurrence``) are fixed by the first fit: a continued fit keeps
         them. See :ref:`multilabel`.
