@@ -57,6 +57,8 @@ __all__ = [
 #: A (feature, label) pair enters the table when found in at least this many rows: a pair
 #: seen once has the largest PMI of all and says nothing.
 MIN_ROWS = 2
+#: Labels per block of the table's count of pairs (its working memory).
+LABEL_BLOCK = 1024
 #: The weights ``cooccurrence_weight="auto"`` chooses from on held-out rows (0: no term).
 WEIGHTS = (0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
 #: Precision@1 to @``TOP`` is the choice's criterion (as early stopping's monitor), of
@@ -121,24 +123,27 @@ def ppmi_table(X: sp.csr_matrix, Y: sp.csr_matrix) -> sp.csr_matrix:
         ``MIN_ROWS`` rows with a positive PMI; no other entry stored.
     """
     present = sp.csr_matrix(X > 0, dtype=np.float32)
-    labels = sp.csr_matrix(Y, dtype=np.float32)
-    pairs = present.T.tocsr() @ labels
-    # most pairs are found once: dropped before anything else is computed of them
-    pairs.data[pairs.data < MIN_ROWS] = 0
-    pairs.eliminate_zeros()
-    pairs = pairs.tocoo()
+    labels = sp.csc_matrix(Y, dtype=np.float32)
+    by_feature = present.T.tocsr()
     rows_of_feature = np.asarray(present.sum(axis=0), dtype=np.float64).ravel()
     rows_of_label = np.asarray(labels.sum(axis=0), dtype=np.float64).ravel()
-    pmi = np.log(
-        pairs.data.astype(np.float64)
-        * X.shape[0]
-        / (rows_of_feature[pairs.row] * rows_of_label[pairs.col])
-    )
-    keep = pmi > 0
-    table = sp.csr_matrix(
-        (pmi[keep].astype(np.float32), (pairs.row[keep], pairs.col[keep])),
-        shape=(X.shape[1], Y.shape[1]),
-    )
+    parts = []
+    # by blocks of labels: the pairs found once (most of them) are never all held at once
+    for start in range(0, Y.shape[1], LABEL_BLOCK):
+        pairs = by_feature @ labels[:, start : start + LABEL_BLOCK]
+        pairs.data[pairs.data < MIN_ROWS] = 0
+        pairs.eliminate_zeros()
+        pairs = pairs.tocoo()
+        columns = pairs.col + start
+        pmi = np.log(
+            pairs.data.astype(np.float64)
+            * X.shape[0]
+            / (rows_of_feature[pairs.row] * rows_of_label[columns])
+        )
+        keep = pmi > 0
+        parts.append((pmi[keep].astype(np.float32), pairs.row[keep], columns[keep]))
+    values, features, columns = (np.concatenate(p) for p in zip(*parts, strict=True))
+    table = sp.csr_matrix((values, (features, columns)), shape=(X.shape[1], Y.shape[1]))
     table.sort_indices()
     return table
 

@@ -109,6 +109,17 @@ def test_the_term_is_the_bags_shares_times_the_table(X, table, weight, bag):
     np.testing.assert_allclose(base, 1 + expected[:, 1:], rtol=1e-5, atol=1e-6)
 
 
+def test_the_table_counts_by_blocks_of_labels(monkeypatch):
+    X, Y = _planted(n_rows=80, n_features=20, n_labels=7)
+    whole = _cooccurrence.ppmi_table(X, Y)
+    monkeypatch.setattr(_cooccurrence, "LABEL_BLOCK", 3)  # blocks of 3, 3, 1
+    blocks = _cooccurrence.ppmi_table(X, Y)
+    assert (blocks != whole).nnz == 0 and blocks.has_sorted_indices
+    np.testing.assert_allclose(
+        whole.toarray(), _brute_ppmi(X.toarray(), Y.toarray()), rtol=1e-6, atol=1e-7
+    )
+
+
 def test_the_table_of_labels_every_row_shares_is_empty():
     # every row has the same labels: no feature says more about a label than its rate
     X, _ = _planted()
