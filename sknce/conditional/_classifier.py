@@ -175,7 +175,7 @@ def _with_term(scores: torch.Tensor, shares, table, start: int) -> torch.Tensor:
     """``scores`` of a block of labels from ``start``, plus the co-occurrence term of
     rows of ``shares`` (:func:`~sknce.conditional._cooccurrence.add_term`): added in
     place to a block of its own on the CPU, else through a block moved to its device."""
-    if scores.device.type == "cpu" and scores.dtype == torch.float32 and scores._base is None:
+    if scores.device.type == "cpu" and scores.dtype == torch.float32 and not scores._is_view():
         scores = scores.contiguous()
         _cooccurrence.add_term(scores.numpy(), shares, table, start)
         return scores
@@ -378,7 +378,8 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         network of the other rows at the epoch the fit chose and a table of those other
         rows: the smallest weight with 90% of the best weight's gain (0, no term, where
         none gains, and without held-out rows: ``early_stopping=False`` or
-        ``partial_fit``); a number: that weight (0: no term). The table and the weight
+        ``partial_fit``); a number: that weight (0: no term). The table counts rows
+        (not their ``sample_weight``). The table and the weight
         (``plan_.cooccurrence``) are fixed by the first fit: a continued fit keeps
         them. See :ref:`multilabel`.
     max_epochs : int or "auto", default="auto"

@@ -352,7 +352,7 @@ class WeightChoice(Callback):
         scores = held_out.scores  # one buffer for every epoch
         for rows, chunks in net.estimator._row_blocks(held_out.X, "fit"):
             for start, chunk in chunks:
-                scores[rows, start : start + chunk.shape[1]] = chunk
+                scores[rows, start : start + chunk.shape[1]] = chunk.cpu()
         precisions = grid_precision(scores, held_out.terms, held_out.truth, held_out.by_term)
         net.history.record("cooccurrence_precision", precisions)
 
