@@ -14,7 +14,7 @@ pointwise mutual information of feature ``j`` and label ``y`` over the ``N`` tra
 rows). The factored score ties thousands of labels to their features through a few
 shared dimensions; the table gives each (feature, label) pair its own association, as
 the label trees' sparse linear models do (``benchmarks/README.md``, "Multi-label, fourth
-round").
+round" measured it as a re-ranking, "fifth round" as built here).
 
 The functions here build the table (:func:`ppmi_table`), the term of a block of rows
 (:func:`add_term`, a compiled pass), the choice of ``w`` on held-out rows at each epoch
@@ -41,11 +41,11 @@ __all__ = [
     "MIN_ROWS",
     "WEIGHTS",
     "CooccurrenceOffset",
+    "WeightChoice",
     "add_term",
     "best_by_term",
     "check_applies",
     "check_weight",
-    "WeightChoice",
     "choose_weight",
     "grid_precision",
     "held_out_rows",
