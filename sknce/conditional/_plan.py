@@ -129,8 +129,13 @@ LINEAR_SGD_LR = 9.0
 #: one visit and the loss of a memorised example vanishes before the classes of a few
 #: rows each are told apart (the held-out scores stay flat, the fitted temperature about
 #: 0.65). With the damping, the plan's margin moves from ``LINEAR_MARGIN`` (AdaGrad) to
-#: ``LINEAR_SGD_MARGIN`` (SGD) as the update does (:func:`linear_margin`).
+#: ``LINEAR_SGD_MARGIN`` (SGD) as the update does (:func:`linear_margin`), from the
+#: damping of ``LINEAR_MARGIN_CLASSES`` classes on (below, where the rows per class are
+#: many, the larger margin lowered the held-out log-likelihood: the margin stays
+#: AdaGrad's there), over about ``LINEAR_MARGIN_RAMP`` times that damping.
 LINEAR_SGD_MARGIN = 9.0
+LINEAR_MARGIN_CLASSES = 500
+LINEAR_MARGIN_RAMP = 4.0
 
 #: The classifier's parameters a plan is resolved from (its snapshot).
 _PLAN_PARAMS = (
@@ -507,9 +512,12 @@ def linear_damping(n_classes: int) -> float:
 def linear_margin(damping: float) -> float:
     """The linear regime's training margin for the update of ``damping``.
 
-    ``LINEAR_MARGIN + (LINEAR_SGD_MARGIN - LINEAR_MARGIN) * damping / (1 + damping)``:
-    the AdaGrad margin with little damping (few classes), the SGD margin (the scale of
-    one SGD step's change of a score) with much, continuous and increasing in between.
+    ``LINEAR_MARGIN`` up to the damping ``d0`` of ``LINEAR_MARGIN_CLASSES`` classes
+    (:func:`linear_damping`), above it ``LINEAR_MARGIN + (LINEAR_SGD_MARGIN -
+    LINEAR_MARGIN) * x / (1 + x)`` with ``x = (damping / d0 - 1) / LINEAR_MARGIN_RAMP``:
+    the AdaGrad margin while the update is mostly AdaGrad's and the rows per class
+    many, the SGD margin (the scale of one SGD step's change of a score) with much
+    damping, continuous and increasing in between.
 
     Parameters
     ----------
@@ -520,7 +528,8 @@ def linear_margin(damping: float) -> float:
     -------
     float
     """
-    share = damping / (1.0 + damping)
+    excess = max(0.0, damping / linear_damping(LINEAR_MARGIN_CLASSES) - 1.0) / LINEAR_MARGIN_RAMP
+    share = excess / (1.0 + excess)
     return float(LINEAR_MARGIN + (LINEAR_SGD_MARGIN - LINEAR_MARGIN) * share)
 
 
