@@ -130,11 +130,12 @@ LINEAR_SGD_LR = 9.0
 #: rows each are told apart (the held-out scores stay flat, the fitted temperature about
 #: 0.65). With the damping, the plan's margin moves from ``LINEAR_MARGIN`` (AdaGrad) to
 #: ``LINEAR_SGD_MARGIN`` (SGD) as the update does (:func:`linear_margin`), from the
-#: damping of ``LINEAR_MARGIN_CLASSES`` classes on (below, where the rows per class are
-#: many, the larger margin lowered the held-out log-likelihood: the margin stays
-#: AdaGrad's there), over about ``LINEAR_MARGIN_RAMP`` times that damping.
+#: damping of ``LINEAR_MARGIN_CLASSES`` classes on, over about ``LINEAR_MARGIN_RAMP``
+#: times that damping. Below, where the rows per class are many (9 or more on the
+#: article), the larger margin lowered the held-out log-likelihood, so the margin stays
+#: AdaGrad's there and the plan is the one before it.
 LINEAR_SGD_MARGIN = 9.0
-LINEAR_MARGIN_CLASSES = 500
+LINEAR_MARGIN_CLASSES = 1000
 LINEAR_MARGIN_RAMP = 4.0
 
 #: The classifier's parameters a plan is resolved from (its snapshot).

@@ -244,9 +244,7 @@ def test_the_linear_plan():
     assert plan.bag == "log1p-idf"
     assert plan.optimizer is RowAdagrad and plan.kernel and plan.lr_decay
     damping = linear_damping(50)
-    assert (
-        plan.margin == linear_margin(damping) == pytest.approx(plan_module.LINEAR_MARGIN, abs=1e-4)
-    )
+    assert plan.margin == linear_margin(damping) == plan_module.LINEAR_MARGIN
     assert plan.damping == damping > 0
     assert plan.lr == pytest.approx(
         plan_module.LINEAR_LR / 6 + plan_module.LINEAR_SGD_LR * damping
@@ -294,22 +292,35 @@ def test_the_damping_moves_the_update_from_adagrad_to_sgd_continuously():
 
 def test_the_margin_follows_the_update_from_adagrad_to_sgd_continuously():
     low, high = plan_module.LINEAR_MARGIN, plan_module.LINEAR_SGD_MARGIN
-    assert linear_margin(0.0) == low
-    assert linear_margin(1.0) == pytest.approx((low + high) / 2)
+    start = plan_module.LINEAR_MARGIN_CLASSES
+    d0 = linear_damping(start)
+    assert linear_margin(0.0) == linear_margin(d0) == low
+    middle = d0 * (1 + plan_module.LINEAR_MARGIN_RAMP)
+    assert linear_margin(middle) == pytest.approx((low + high) / 2)
     assert linear_margin(1e12) == pytest.approx(high)
     counts = np.arange(2, 6_001)
     facts = dict(n_features=ARTICLE_FEATURES, entries=ARTICLE_ENTRIES, n_samples=ARTICLE_ROWS)
     plans = [resolve_plan(ConditionalNCEClassifier(), _facts(k, **facts)) for k in counts]
     assert {plan.regime for plan in plans} == {"linear"}  # folded past the table cap
     margins = np.array([plan.margin for plan in plans])
+    # up to the start the plan is main's (AdaGrad's margin exactly, so the same model):
+    # there the larger margin lowered the log-likelihood (article K300, K500)
+    assert np.all(margins[: start - 1] == low)
     steps = np.diff(margins)
-    assert np.all(steps >= 0) and np.all(steps[:3_000] > 0)
-    assert np.max(steps) < 0.05
-    # the tasks users had keep their margin: article (105), 128-129 parts, 2 classes
-    for k in (2, 105, 129):
-        assert margins[k - 2] == pytest.approx(low, abs=0.025)
-    # and from about 1,000 classes (article chunks of 9 rows per class or fewer) SGD's
-    assert margins[1_000 - 2] == pytest.approx(high, rel=0.01)
+    assert np.all(steps >= 0) and np.all(steps[start - 1 : 3_000] > 0)
+    assert np.max(steps) < 0.05  # no cliff
+    # and with a few rows per class (article chunks of 4-5 rows from 2,000 classes) SGD's
+    assert margins[2_000 - 2] == pytest.approx(high, rel=0.06)
+
+
+def test_a_larger_margin_than_adagrads_comes_only_with_an_update_mostly_sgds():
+    # With the damping forced down a margin of 2 or more kept the prior start on 64
+    # classes of 3 rows: the rule gives a larger margin only past the damping of
+    # LINEAR_MARGIN_CLASSES classes, where the update is SGD's by far.
+    d0 = linear_damping(plan_module.LINEAR_MARGIN_CLASSES)
+    assert d0 > 5  # the rate's SGD part over 5 times AdaGrad's damping of 1
+    for damping in np.linspace(0.0, d0, 50):
+        assert linear_margin(damping) == plan_module.LINEAR_MARGIN
 
 
 @pytest.mark.parametrize("params", [{"lr": 0.5}, {"optimizer": torch.optim.SGD}])
@@ -350,21 +361,26 @@ def _sibling_parts(n_groups, parts, seed):
 
 
 def test_a_few_rows_per_class_learn_better_with_the_margin_of_the_sgd_update(monkeypatch):
-    # 600 classes of 3 rows, siblings sharing most words (article chunks of 3,000 classes):
-    # with the margin of 1 the SGD update met it after one visit and stopped telling the
-    # siblings apart (article K2000 0.258, LinearSVC 0.278; with the margin of SGD 0.283).
+    # 600 classes of 3 rows, siblings sharing most words (article chunks of 3,000 classes),
+    # the margin's start moved down (300) so that 600 classes lie where 2,000 did: with
+    # the margin of 1 the SGD update met it after one visit and stopped telling the
+    # siblings apart (article K2000 0.258, LinearSVC 0.278; with the margin of SGD 0.280).
+    # A few rows per class with the larger margin still learn: no fit keeps the prior start.
+    monkeypatch.setattr(plan_module, "LINEAR_MARGIN_CLASSES", 300)
     X, y = _sibling_parts(150, 4, seed=0)
     X_test, y_test = _sibling_parts(150, 4, seed=1)
 
     def accuracy():
         scores = []
         for seed in (0, 1):
-            est = ConditionalNCEClassifier(random_state=seed).fit(X, y)
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", ConvergenceWarning)
+                est = ConditionalNCEClassifier(random_state=seed).fit(X, y)
             scores.append(est.score(X_test, y_test))
         return est.plan_.margin, np.mean(scores)
 
     margin, default = accuracy()
-    assert margin == pytest.approx(plan_module.LINEAR_SGD_MARGIN, rel=0.05)
+    assert margin == pytest.approx(plan_module.LINEAR_SGD_MARGIN, rel=0.06)
     monkeypatch.setattr(plan_module, "LINEAR_SGD_MARGIN", plan_module.LINEAR_MARGIN)
     margin, before = accuracy()  # the rule before: a margin of 1 at every label count
     assert margin == plan_module.LINEAR_MARGIN
