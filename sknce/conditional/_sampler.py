@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-from numba import njit
 
 from sknce._data import Batch, rows_to_tensor, to_device
+from sknce._jit import njit
 from sknce._random import torch_generator
 from sknce.noise import CategoricalNoise, GaussianMixtureNoise
 
