@@ -17,7 +17,9 @@ all on the same text, 2 threads each:
 
 - sknce: ``make_pipeline(CountVectorizer(token_pattern=r"\\S+"),
   ConditionalNCEClassifier(n_jobs=2))`` fitted on the strings and the sparse label
-  indicator (the vectorizer's fit timed too); ``predict_topk(X, 5)``;
+  indicator (the vectorizer's fit timed too); ``predict_topk(X, 5)``; where the fit
+  has a co-occurrence term, also (untimed, ``without_term``) the precision of the same
+  network without it;
 - fastText ``loss="ova"``, reading a training file written before the clock starts
   (one ``__label__`` per label of the row); the top 5 per line through the single-line
   binding (its batch form returns wrong probabilities under numpy 2);
@@ -42,12 +44,15 @@ Usage::
     python benchmarks/bench_multilabel.py --tasks keywords --systems sknce omikuji
 
 The default run leaves out ``sknce-all-rows`` (the defaults without early stopping's
-held-out rows); name it in ``--systems`` to compare.
+held-out rows) and ``sknce-no-term`` (the defaults without the co-occurrence term,
+``cooccurrence_weight=0``); name them in ``--systems`` to compare.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
+import dataclasses
 import json
 import os
 import pickle
@@ -203,13 +208,21 @@ def run_sknce(data, seed: int, work: Path, params: dict | None = None) -> dict:
     start = _clock()
     top, _ = pipe[-1].predict_topk(pipe[0].transform(data["X_test"]), max(KS))
     predict_s = _since(start)[0]
+    # paired (untimed): the same network without its co-occurrence term
+    clf, without = pipe[-1], None
+    if getattr(clf.plan_, "cooccurrence", 0):
+        bare = copy.copy(clf)
+        bare.plan_ = dataclasses.replace(clf.plan_, cooccurrence=0.0)
+        without, _ = bare.predict_topk(pipe[0].transform(data["X_test"]), max(KS))
     return {
         "fit_s": fit_s,
         "fit_cpu_s": fit_cpu_s,
         "predict_s": predict_s,
         "top": top,
+        "top_without_term": without,
         "epochs": pipe[-1].n_iter_,  # the refit's own, after a hold-out
         "held_out_epochs": len(getattr(pipe[-1], "selection_history_", [])),
+        "cooccurrence_weight": getattr(pipe[-1].plan_, "cooccurrence", None),
     }
 
 
@@ -326,6 +339,12 @@ SYSTEMS = {
         run_sknce,
         {"params": {"early_stopping": False}},
     ),
+    # main's model: the scores without the co-occurrence term
+    "sknce-no-term": (
+        "ConditionalNCEClassifier(cooccurrence_weight=0)",
+        run_sknce,
+        {"params": {"cooccurrence_weight": 0}},
+    ),
     "fasttext": ("fastText ova defaults", run_fasttext, {"params": {}}),
     # lr=0.5 diverges (NaN) on neighbours; 0.2 is the best of 0.05-0.2 there
     "fasttext-tuned": (
@@ -353,6 +372,9 @@ def child(system: str, task_file: str, seed: int, out: str) -> None:
         result = runner(data, seed, Path(tmp), **options)
     top = result.pop("top")
     result.update(ranking_scores(top, data["L_test"]))
+    without = result.pop("top_without_term", None)
+    if without is not None:
+        result["without_term"] = ranking_scores(without, data["L_test"])
     result["predict_s_per_1k"] = result.pop("predict_s") / len(data["X_test"]) * 1000
     result["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     Path(out).write_text(json.dumps(result))
@@ -379,7 +401,7 @@ def main(argv=None) -> None:
     parser.add_argument(
         "--systems",
         nargs="+",
-        default=[s for s in SYSTEMS if s != "sknce-all-rows"],
+        default=[s for s in SYSTEMS if s not in ("sknce-all-rows", "sknce-no-term")],
         choices=list(SYSTEMS),
     )
     parser.add_argument("--quick", action="store_true", help="a quarter of the rows, 1 repeat")

@@ -15,9 +15,12 @@ this process, one after the other, and prints for each:
 - sknce only: precision@k after adding ``bonus`` to the log-odds of each label that is
   a token of the row (``BONUSES``; an analysis on the test rows, not a model): what a
   model that can tie a label to its own token in the input would gain;
-- sknce only: precision@k after adding ``weight`` times a label-agnostic sparse term to
-  the log-odds: the positive PMI of feature ``j`` and label ``y`` over the training rows
-  (pairs found in at least 2 rows), averaged over the row's features weighed as the bag
+- sknce only (fitted with ``cooccurrence_weight=0`` unless ``--params`` says
+  otherwise): precision@k after adding ``weight`` times a label-agnostic sparse term
+  to the log-odds (the classifier's own co-occurrence term,
+  :mod:`sknce.conditional._cooccurrence`): the positive PMI of feature ``j`` and label
+  ``y`` over the training rows (pairs found in at least 2 rows), averaged over the
+  row's features weighed as the bag
   weighs them (``WEIGHTS``). With ``--held-out`` the same grid is also computed on the
   last 10% of the training rows by models of the first 90%, to choose the weight
   without the test rows.
@@ -39,8 +42,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
-from sklearn.preprocessing import normalize
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's sknce
@@ -53,18 +54,6 @@ TOP = 5
 BONUSES = (0.5, 1.0, 2.0)
 #: Weights of the co-occurrence term added to the log-odds.
 WEIGHTS = (1.0, 2.0, 4.0, 8.0)
-
-
-def cooccurrence(X, Y) -> sp.csr_matrix:
-    """``(n_features, n_labels)``: the positive PMI of each feature and label over the
-    rows of counts ``X`` and indicator ``Y``, for the pairs found in at least 2 rows."""
-    present = (X > 0).astype(np.float64)
-    pairs = (present.T @ Y.astype(np.float64)).tocoo()
-    rows_of_feature = np.asarray(present.sum(axis=0)).ravel()
-    rows_of_label = np.asarray(Y.sum(axis=0)).ravel()
-    pmi = np.log(pairs.data * X.shape[0] / (rows_of_feature[pairs.row] * rows_of_label[pairs.col]))
-    keep = (pmi > 0) & (pairs.data >= 2)
-    return sp.csr_matrix((pmi[keep], (pairs.row[keep], pairs.col[keep])), shape=pairs.shape)
 
 
 def reranked(clf, X, idf, table, label_sets, extra) -> dict:
@@ -80,11 +69,9 @@ def reranked(clf, X, idf, table, label_sets, extra) -> dict:
 
 
 def _cooccurrence_terms(X, idf, table):
-    bags = X.astype(np.float64)
-    bags.data = np.log1p(bags.data)
-    bags = normalize(sp.csr_matrix(bags.multiply(idf[None, :])), norm="l1")
-    term = (bags @ table).toarray()
-    return [(weight, term) for weight in WEIGHTS]
+    from sknce.conditional._cooccurrence import term
+
+    return [(weight, term(X, "log1p-idf", idf, table, 1.0)) for weight in WEIGHTS]
 
 
 def _fit(texts, label_sets, n_labels: int, seed: int, params: dict):
@@ -96,6 +83,8 @@ def _fit(texts, label_sets, n_labels: int, seed: int, params: dict):
     vectorizer = CountVectorizer(token_pattern=bench.TOKENS, lowercase=False)
     X = vectorizer.fit_transform(texts)
     Y = bench.indicator(label_sets, n_labels)
+    # the network alone (its own co-occurrence term off): the re-rankings add theirs
+    params = {"cooccurrence_weight": 0, **params}
     clf = ConditionalNCEClassifier(n_jobs=1, random_state=seed, **params)
     start = time.process_time()
     clf.fit(X, Y)
@@ -105,6 +94,7 @@ def _fit(texts, label_sets, n_labels: int, seed: int, params: dict):
 def fit_sknce(data, seed: int, params: dict, held_out: bool) -> tuple[np.ndarray, dict]:
     """The top labels of the test rows, and the fit's own figures."""
     from sknce._bags import smooth_idf
+    from sknce.conditional._cooccurrence import ppmi_table
 
     n_labels = len(data["vocabulary"])
     if held_out:  # the co-occurrence grid on the last tenth of the training rows
@@ -113,7 +103,7 @@ def fit_sknce(data, seed: int, params: dict, held_out: bool) -> tuple[np.ndarray
             data["X_train"][:cut], data["L_train"][:cut], n_labels, seed, params
         )
         rows = vectorizer.transform(data["X_train"][cut:])
-        table = cooccurrence(X, Y)
+        table = ppmi_table(X, Y)
         grid_held_out = reranked(
             clf, rows, smooth_idf(X), table, data["L_train"][cut:], _cooccurrence_terms
         )
@@ -129,7 +119,7 @@ def fit_sknce(data, seed: int, params: dict, held_out: bool) -> tuple[np.ndarray
         own = (rows[:, np.clip(column, 0, None)].toarray() > 0) & (column >= 0)
         return [(bonus, own) for bonus in BONUSES]
 
-    idf, table = smooth_idf(X), cooccurrence(X, Y)
+    idf, table = smooth_idf(X), ppmi_table(X, Y)
     figures = {
         "fit_cpu_s": round(cpu, 2),
         "epochs": clf.n_iter_,

@@ -149,9 +149,37 @@ class CategoricalNoise:
         -------
         LongTensor of shape ``shape``
         """
+        columns, coins = self.alias_draws(shape, generator)
+        return torch.where(coins < self._accept[columns], columns, self._alias[columns].long())
+
+    def alias_draws(
+        self, shape: tuple[int, ...], generator: torch.Generator | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The uniform draws behind :meth:`sample`: for each draw a column of the alias
+        tables and a coin; the draw is the column where its coin is below the column's
+        ``accept``, else the column's ``alias`` (:attr:`tables`).
+
+        Parameters
+        ----------
+        shape : tuple of int
+            Shape of the draws.
+        generator : torch.Generator or None, default=None
+            As :meth:`sample`'s: the same generator state gives the draws it gives.
+
+        Returns
+        -------
+        columns : LongTensor of shape ``shape``
+        coins : Tensor of shape ``shape``, float32
+        """
         columns = torch.randint(self.n_categories, shape, generator=generator, device=self.device)
         coins = torch.rand(shape, generator=generator, device=self.device)
-        return torch.where(coins < self._accept[columns], columns, self._alias[columns].long())
+        return columns, coins
+
+    @property
+    def tables(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None:
+        """``accept`` (float32), ``alias`` (int32) and ``log p_N`` (float32) of each
+        category, on :attr:`device`: what :meth:`sample` and :meth:`log_prob` read."""
+        return self._accept, self._alias, self._log_probs
 
     def log_prob(self, index: torch.Tensor) -> torch.Tensor:
         """Log-probability of each index (``-inf`` for zero-probability ones).
@@ -235,6 +263,11 @@ class UniformNoise(CategoricalNoise):
         LongTensor of shape ``shape``
         """
         return torch.randint(self.n_categories, shape, generator=generator, device=self.device)
+
+    @property
+    def tables(self) -> None:
+        """None: no alias tables, every category is drawn directly."""
+        return None
 
     def log_prob(self, index: torch.Tensor) -> torch.Tensor:
         """Return ``-log(n_categories)`` for every index.

@@ -115,6 +115,19 @@ def _sentences(n_samples: int, seed: int) -> tuple:
 
 #: Multi-label targets: a 0/1 indicator of six labels, every row with one at least.
 MULTILABEL = DataKind("multilabel", _label_sets, refused=_misshapen)
+
+
+def _tagged_counts(n_samples: int, seed: int) -> tuple:
+    """Topic counts and a label indicator: each row's topic, and labels each brought by
+    a word of its own (the co-occurrence term's case)."""
+    X, topic = _topic_counts(n_samples, seed)
+    rng = np.random.default_rng(seed + 1)
+    Y = (X[:, :4] > 0).toarray().astype(np.int64) | (rng.random((n_samples, 4)) < 0.1)
+    return X, np.column_stack([np.eye(3, dtype=np.int64)[topic], Y])
+
+
+#: Multi-label targets of counts (the bag encoder, the co-occurrence term).
+TAGGED_COUNTS = DataKind("tagged-counts", _tagged_counts, refused=lambda X, y: (-abs(X), y))
 #: Documents as strings (split by the estimator's tokenizer).
 TEXT = DataKind("text", _sentences, refused=lambda X, y: (["a b", 3], y), array=False)
 
@@ -387,6 +400,12 @@ REGISTRY: dict[str, Entry] = {
             # fastText's regime: the bag encoder of sparse counts, trained by the kernel
             "bag": Mode(dict(hidden_layer_sizes="auto", lr="auto", n_jobs=1), COUNTS),
             "multilabel": Mode(data=MULTILABEL, first_call=lambda y: {}),
+            # the compiled one-vs-all bag of counts, with the co-occurrence term
+            "multilabel-bag": Mode(
+                dict(hidden_layer_sizes="auto", lr="auto", n_jobs=1, cooccurrence_weight=1.0),
+                TAGGED_COUNTS,
+                first_call=lambda y: {},
+            ),
             "binary": Mode(dict(objective="binary", input_bias=True, self_normalization=0.1)),
         },
     ),

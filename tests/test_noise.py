@@ -164,3 +164,13 @@ def test_to_moves_tables():
     noise = CategoricalNoise([0.2, 0.8]).to("cpu")
     assert noise.device.type == "cpu"
     assert noise.sample((3,)).device.type == "cpu"
+
+
+def test_alias_draws_through_the_tables_are_the_samples():
+    noise = CategoricalNoise(np.array([0.7, 0.05, 0.2, 0.05]))
+    columns, coins = noise.alias_draws((500,), torch.Generator().manual_seed(3))
+    accept, alias, log_probs = noise.tables
+    drawn = torch.where(coins < accept[columns], columns, alias[columns].long())
+    assert torch.equal(drawn, noise.sample((500,), torch.Generator().manual_seed(3)))
+    assert torch.equal(log_probs[drawn], noise.log_prob(drawn))
+    assert UniformNoise(4).tables is None  # drawn directly, no tables to look up

@@ -30,6 +30,11 @@ Several threads may run a kernel on different slices of one batch at once: it
 holds no GIL (``nogil=True``) and the threads race on shared rows without locks,
 as fastText's workers do (Hogwild; Recht et al., 2011), so a multi-threaded fit is
 not bit-reproducible.
+
+The per-row helpers are inlined into each kernel by Numba (``inline="always"``): as
+functions of their own, every call passed its row views through reference counts,
+a large share of the one-vs-all kernel's time; inlined, a float32 fit's updates are
+the same to the bit (``benchmarks/README.md``, "Multi-label, fifth round").
 """
 
 from __future__ import annotations
@@ -52,7 +57,7 @@ __all__ = [
 BAG_CODES = {"counts": 0, "log1p": 1, "log1p-idf": 2, "tf": 3}
 
 
-@njit(nogil=True, cache=True, fastmath=True)
+@njit(nogil=True, cache=True, fastmath=True, inline="always")
 def _bag_weights_total(data, lo, hi) -> float:
     """``sum |x|`` over a bag's entries (1 for an empty or all-zero bag)."""
     total = 0.0
@@ -61,7 +66,7 @@ def _bag_weights_total(data, lo, hi) -> float:
     return total if total > 0.0 else 1.0
 
 
-@njit(nogil=True, cache=True, fastmath=True, error_model="numpy")
+@njit(nogil=True, cache=True, fastmath=True, error_model="numpy", inline="always")
 def _bag_mean(w_in, indices, data, start, stop, h, typed) -> float:
     """Set ``h`` to the bag's weighted mean of rows ``sum_j x_j W[j] / sum |x|``;
     return ``1 / sum |x|``. ``typed``: a 1-element scratch array in the tables' dtype."""
@@ -77,7 +82,7 @@ def _bag_mean(w_in, indices, data, start, stop, h, typed) -> float:
     return inv
 
 
-@njit(nogil=True, cache=True, fastmath=True, error_model="numpy")
+@njit(nogil=True, cache=True, fastmath=True, error_model="numpy", inline="always")
 def _adagrad_step(v, sums, scale, direction, lr, eps, typed) -> None:
     """torch's Adagrad step of row ``v`` for the gradient ``scale * direction``:
     ``sums += g * g``, ``v -= lr * g / (sqrt(sums) + eps)``, in the tables' dtype."""
@@ -91,7 +96,7 @@ def _adagrad_step(v, sums, scale, direction, lr, eps, typed) -> None:
         v[k] -= rate * gk / (np.sqrt(sums[k]) + tiny)
 
 
-@njit(nogil=True, cache=True, fastmath=True, error_model="numpy")
+@njit(nogil=True, cache=True, fastmath=True, error_model="numpy", inline="always")
 def _move_label_row(v, h, grad, coef, lr, sums, eps, typed) -> None:
     """Add ``coef * v`` to the hidden gradient ``grad``, then move label row ``v`` by
     its gradient ``coef * h``: plain SGD at ``lr``, or Adagrad's step when ``sums`` (the
@@ -110,7 +115,7 @@ def _move_label_row(v, h, grad, coef, lr, sums, eps, typed) -> None:
     _adagrad_step(v, sums, g, h, lr, eps, typed)
 
 
-@njit(nogil=True, cache=True, fastmath=True, error_model="numpy")
+@njit(nogil=True, cache=True, fastmath=True, error_model="numpy", inline="always")
 def _move_bias(b_label, row, coef, lr, sums, eps, typed) -> None:
     """Move label bias ``b_label[row]`` by its gradient ``coef``: plain SGD at ``lr``, or
     Adagrad's step when ``sums`` (the biases' running sums of squared gradients,
@@ -123,7 +128,7 @@ def _move_bias(b_label, row, coef, lr, sums, eps, typed) -> None:
     b_label[row] -= lr * coef / (np.sqrt(sums[row]) + eps)
 
 
-@njit(nogil=True, cache=True, fastmath=True, error_model="numpy")
+@njit(nogil=True, cache=True, fastmath=True, error_model="numpy", inline="always")
 def _move_bag_rows(w_in, indices, data, start, stop, inv, lr, grad, sums, eps, typed) -> None:
     """Move the rows of a bag's features by their gradients ``x_j / sum|x| * grad``:
     plain SGD at ``lr``, or Adagrad's step when ``sums`` (the running sums of squared
@@ -141,7 +146,7 @@ def _move_bag_rows(w_in, indices, data, start, stop, inv, lr, grad, sums, eps, t
         _adagrad_step(w_in[indices[r]], sums[indices[r]], typed[0], grad, lr, eps, typed)
 
 
-@njit(nogil=True, cache=True, fastmath=True, error_model="numpy")
+@njit(nogil=True, cache=True, fastmath=True, error_model="numpy", inline="always")
 def _label_score(h, w_label, b_label, target, zero):
     """``h . E[target] + b[target]`` in the tables' dtype (``zero``: 0 in it)."""
     v = w_label[target]
@@ -153,7 +158,7 @@ def _label_score(h, w_label, b_label, target, zero):
     return s
 
 
-@njit(nogil=True, cache=True, fastmath=True)
+@njit(nogil=True, cache=True, fastmath=True, inline="always")
 def _slot(rows, n_rows, target) -> int:
     """The index of ``target`` among ``rows[:n_rows]`` (distinct), or ``n_rows``."""
     for t in range(n_rows):
@@ -162,7 +167,7 @@ def _slot(rows, n_rows, target) -> int:
     return n_rows
 
 
-@njit(nogil=True, cache=True, fastmath=True)
+@njit(nogil=True, cache=True, fastmath=True, inline="always")
 def _gather(rows, coefs, n_rows, target, coef, distinct, slot_of) -> int:
     """Add ``coef`` to label row ``target``'s slot among ``rows[:n_rows]`` (a new slot
     unless it is there); return the number of slots.
@@ -184,7 +189,7 @@ def _gather(rows, coefs, n_rows, target, coef, distinct, slot_of) -> int:
     return n_rows
 
 
-@njit(nogil=True, cache=True, fastmath=True, error_model="numpy")
+@njit(nogil=True, cache=True, fastmath=True, error_model="numpy", inline="always")
 def _update_rows(tables, sums, bag, h, grad, update, lr, eps, typed) -> None:
     """The update of one example: label rows ``rows[:n_rows]`` by their loss gradients
     ``coefs[t] * h`` (each read for the hidden gradient before it moves), their
@@ -316,7 +321,7 @@ def sgd_bag_ranking(
     return total_loss
 
 
-@njit(nogil=True, cache=True, fastmath=True, error_model="numpy")
+@njit(nogil=True, cache=True, fastmath=True, error_model="numpy", inline="always")
 def _logistic(s: float) -> tuple[float, float]:
     """``softplus(s) = log(1 + exp(s))`` and ``sigmoid(s) = 1 / (1 + exp(-s))``, from
     one exponential, without overflow."""

@@ -263,6 +263,10 @@ class ClassifierPlan:
     n_buckets : int
         The rows of the linear model's table when the features are folded into fewer
         rows than features (:func:`linear_buckets`); 0: one row per feature.
+    cooccurrence : float
+        The weight of a multi-label fit's co-occurrence term (``cooccurrence_weight``,
+        resolved after the held-out fit: :mod:`sknce.conditional._cooccurrence`); 0: no
+        term.
     """
 
     regime: str
@@ -293,6 +297,7 @@ class ClassifierPlan:
     damping: float = 0.0
     max_threads: int = 0
     n_buckets: int = 0
+    cooccurrence: float = 0.0
 
     def epochs(self, n_train: int, auto_epochs) -> int:
         """The epochs of a fit on ``n_train`` training examples.

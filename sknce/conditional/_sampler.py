@@ -201,15 +201,37 @@ class LabelSetSampler:
         rows = to_device(rows, self.device)
         return _outside_keys(self._keys, rows, negatives, self.n_classes)
 
-    def __call__(self, rows: np.ndarray, rng: np.random.Generator) -> Batch:
-        rows = np.asarray(rows, dtype=np.int64)
+    def _noise(
+        self, rows: np.ndarray, positives: np.ndarray, counts: np.ndarray, generator
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The noise labels of ``rows``, ``(n, K)`` or shared ``(K,)``, their ``(n, K)``
+        ``log p_N`` and the ``(n, K)`` mask of those that are none of the row's positives.
+
+        Own draws from alias tables on the CPU are looked up, scored and checked in one
+        compiled pass over the sampler's uniform draws: the draws and values of
+        ``noise.sample``, ``noise.log_prob`` and :meth:`_not_positive`, to the bit.
+        """
         n, k = len(rows), self.n_negatives
-        positives, pos_mask = self.positives(rows)
-        generator = torch_generator(rng, self.noise.device)
-        negatives = self.noise.sample((k,) if self.shared else (n, k), generator=generator)
-        neg_log_noise = self.noise.log_prob(negatives)
+        noise, tables = self.noise, self.noise.tables
+        if not self.shared and tables is not None and noise.device.type == "cpu":
+            columns, coins = noise.alias_draws((n, k), generator)
+            drawn = _draw_outside(
+                columns.numpy(), coins.numpy(), *(t.numpy() for t in tables), positives, counts
+            )
+            return tuple(torch.from_numpy(a) for a in drawn)
+        negatives = noise.sample((k,) if self.shared else (n, k), generator=generator)
+        neg_log_noise = noise.log_prob(negatives)
         if self.shared:
             neg_log_noise = neg_log_noise.expand(n, k)
+        return negatives, neg_log_noise, self._not_positive(negatives, rows, positives, counts)
+
+    def __call__(self, rows: np.ndarray, rng: np.random.Generator) -> Batch:
+        rows = np.asarray(rows, dtype=np.int64)
+        positives, pos_mask = self.positives(rows)
+        generator = torch_generator(rng, self.noise.device)
+        negatives, neg_log_noise, neg_mask = self._noise(
+            rows, positives, pos_mask.sum(axis=1), generator
+        )
         inputs = {
             "x": rows_to_tensor(self.X, rows, self.device),
             "labels": to_device(positives, self.device),
@@ -218,9 +240,9 @@ class LabelSetSampler:
         targets = {
             "pos_mask": to_device(pos_mask, self.device),
             "neg_log_noise": neg_log_noise,
-            "neg_mask": self._not_positive(negatives, rows, positives, pos_mask.sum(axis=1)),
+            "neg_mask": neg_mask,
         }
-        return Batch(inputs, targets, size=n)
+        return Batch(inputs, targets, size=len(rows))
 
 
 class TargetSampler:
@@ -279,6 +301,22 @@ def _outside(negatives: np.ndarray, positives: np.ndarray, counts: np.ndarray) -
                     out[i, j] = False
                     break
     return out
+
+
+@njit(cache=True)
+def _draw_outside(columns, coins, accept, alias, log_probs, positives, counts):
+    """The alias draws of ``(n, K)`` uniform ``columns`` and ``coins`` (a column where
+    its coin is below its ``accept``, else its ``alias``), their ``log_probs`` and
+    whether each is none of its row's first ``counts[i]`` ``positives[i]``."""
+    n, k = columns.shape
+    drawn = np.empty((n, k), dtype=np.int64)
+    log_noise = np.empty((n, k), dtype=log_probs.dtype)
+    for i in range(n):
+        for j in range(k):
+            column = columns[i, j]
+            drawn[i, j] = column if coins[i, j] < accept[column] else alias[column]
+            log_noise[i, j] = log_probs[drawn[i, j]]
+    return drawn, log_noise, _outside(drawn, positives, counts)
 
 
 def _outside_keys(

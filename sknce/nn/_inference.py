@@ -303,17 +303,25 @@ class LabelProbabilities(nn.Module):
     multilabel : bool
         Each label's own probability :math:`\\sigma(s(x, y))` (one-vs-all), rather
         than the softmax over the labels.
+    offset : nn.Module or None, default=None
+        Maps ``x`` to a term (batch, n_classes) added to the scores (a multi-label
+        fit's co-occurrence term); None: none.
     """
 
-    def __init__(self, scorer: nn.Module, log: bool, multilabel: bool) -> None:
+    def __init__(
+        self, scorer: nn.Module, log: bool, multilabel: bool, offset: nn.Module | None = None
+    ) -> None:
         super().__init__()
         self.scorer = scorer
         self.log = log
         self.multilabel = multilabel
+        self.offset = offset
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         h, b = self.scorer.encode(x)
         scores = self.scorer.score_range(h, b)
+        if self.offset is not None:
+            scores = scores + self.offset(x)
         # one-vs-all labels are independent; classes exclude each other
         log_proba = F.logsigmoid(scores) if self.multilabel else torch.log_softmax(scores, dim=1)
         return log_proba if self.log else log_proba.exp()

@@ -181,6 +181,44 @@ def test_sampler_excludes_every_positive_of_the_row_from_its_noise_and_nothing_e
         )
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_the_compiled_noise_draws_are_the_torch_draws_to_the_bit(seed):
+    # own draws from alias tables on the CPU: one compiled pass gives what noise.sample,
+    # noise.log_prob and the positives scan give from the same generator state
+    rng = np.random.default_rng(seed)
+    n_labels = 40
+    Y = sp.csr_matrix((rng.random((64, n_labels)) < 0.2).astype(np.int8))
+    noise = CategoricalNoise(rng.random(n_labels) ** 3)  # skewed: both alias branches
+    sampler = LabelSetSampler(Y.astype(np.float32), Y, noise, 50, "cpu")
+    rows = rng.permutation(64)[:48]
+    positives, mask = sampler.positives(rows)
+    counts = mask.sum(axis=1)
+    drawn = sampler._noise(rows, positives, counts, torch.Generator().manual_seed(seed))
+    negatives = noise.sample((48, 50), generator=torch.Generator().manual_seed(seed))
+    expected = (
+        negatives,
+        noise.log_prob(negatives),
+        sampler._not_positive(negatives, rows, positives, counts),
+    )
+    for got, want in zip(drawn, expected):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert torch.equal(got, want)
+    assert not drawn[2].all()  # some draws are positives: the mask is exercised
+
+
+def test_noise_without_alias_tables_still_excludes_the_positives():
+    from sknce.noise import UniformNoise
+
+    rng = np.random.default_rng(0)
+    Y = sp.csr_matrix((rng.random((30, 5)) < 0.5).astype(np.int8))
+    sampler = LabelSetSampler(Y.astype(np.float32), Y, UniformNoise(5), 12, "cpu")
+    rows = np.arange(30)
+    batch = sampler(rows, rng)
+    is_positive = Y.toarray().astype(bool)[rows[:, None], batch.inputs["negatives"].numpy()]
+    np.testing.assert_array_equal(batch.targets.neg_mask.numpy(), ~is_positive)
+    assert torch.equal(batch.targets.neg_log_noise, torch.full((30, 12), -np.log(5.0)))
+
+
 def test_the_positives_scan_and_search_agree_with_brute_force_at_the_edges():
     rng = np.random.default_rng(1)
     # no positive at all: nothing is excluded
