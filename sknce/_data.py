@@ -25,8 +25,9 @@ from typing import Protocol
 import numpy as np
 import scipy.sparse as sp
 import torch
-from numba import njit
 from torch.utils.data import Dataset
+
+from sknce._jit import njit
 
 __all__ = [
     "Batch",

@@ -29,12 +29,12 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 import torch
-from numba import njit
 from sklearn.preprocessing import normalize
 from skorch.callbacks import Callback
 from torch import nn
 
 from sknce._bags import normalize_bags
+from sknce._jit import njit
 from sknce.conditional._multilabel import MIN_MONITOR_ROWS, MONITOR_ROWS, MONITOR_SCORES
 
 __all__ = [

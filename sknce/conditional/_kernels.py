@@ -42,7 +42,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+
+from sknce._jit import njit
 
 __all__ = [
     "BAG_CODES",

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-from numba import njit
 
 from sknce._data import Batch, rows_to_tensor, to_device
+from sknce._jit import njit
 from sknce._random import torch_generator
 from sknce.noise import CategoricalNoise, GaussianMixtureNoise
 
@@ -274,10 +274,9 @@ class TargetSampler:
         noise_y = self.noise.sample(
             y, self.n_negatives, generator=torch_generator(rng, self.noise.device)
         )
-        targets = {
-            "pos_log_noise": self.noise.log_prob(y.unsqueeze(1), y).squeeze(1),
-            "neg_log_noise": self.noise.log_prob(noise_y, y),
-        }
+        # The observed and the noise targets in one call: the same values per element.
+        log_noise = self.noise.log_prob(torch.cat([y.unsqueeze(1), noise_y], dim=1), y)
+        targets = {"pos_log_noise": log_noise[:, 0], "neg_log_noise": log_noise[:, 1:]}
         inputs = {
             "x": rows_to_tensor(self.X, rows, self.device),
             "y": y.to(self.device),

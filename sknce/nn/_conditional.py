@@ -662,7 +662,10 @@ class TargetEnergy(nn.Module):
             ``pos`` of shape (batch,) and ``neg`` of shape (batch, K).
         """
         g = self.encode(x)
-        return {"pos": self.score(g, y), "neg": self.score(g, noise_y)}
+        # One pass over the observed and the noise targets: the same scores, half the
+        # operations of two passes (on small data a step is its operations' overhead).
+        scores = self.score(g, torch.cat([y.unsqueeze(1), noise_y], dim=1))
+        return {"pos": scores[:, 0], "neg": scores[:, 1:]}
 
     def encode(self, x: torch.Tensor) -> torch.Tensor:
         """:math:`g(x)`, the input network's output.

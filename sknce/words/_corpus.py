@@ -48,6 +48,12 @@ _TOKEN_PATTERN = re.compile(r"(?u)\b\w\w+\b")
 # temporaries at window=5) to keep memory flat.
 _CHUNK_TOKENS = 1 << 16
 
+# The windows of a chunk are built for this many centre words at a time: their pairs
+# (up to 2 * window per centre, int64, twice: centres and contexts) are a fit's largest
+# buffers. Blocks carry no random draws (those are per chunk), so the pairs and the
+# vectors do not depend on it. 8,192 centres hold about 1.3 MiB of pairs at window=5.
+_BLOCK_TOKENS = 1 << 13
+
 
 def default_tokenizer(text: str) -> list[str]:
     """Lowercase ``text`` and split it as ``CountVectorizer`` does by default.
@@ -525,7 +531,7 @@ def _chunk_windows(
     rng: np.random.Generator,
     shrink_windows: bool,
 ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """The windows of one chunk's centre words, in blocks of at most ``_CHUNK_TOKENS``.
+    """The windows of one chunk's centre words, in blocks of at most ``_BLOCK_TOKENS``.
 
     Yields ``(centres, contexts, counts)``: the kept centre words of a block, the
     context words of all of them (centre by centre, each left to right: gensim's
@@ -541,8 +547,8 @@ def _chunk_windows(
         reach = rng.integers(1, window + 1, size=n)
     else:
         reach = np.full(n, window, dtype=np.int64)
-    for start in range(0, n, _CHUNK_TOKENS):
-        stop = min(start + _CHUNK_TOKENS, n)
+    for start in range(0, n, _BLOCK_TOKENS):
+        stop = min(start + _BLOCK_TOKENS, n)
         contexts, counts = window_contexts(ids, docs, reach, window, start, stop)
         yield ids[start:stop], contexts, counts
 

@@ -25,8 +25,8 @@ alone (one fewer), a scaling of the input that these kernels do not copy.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from sknce._jit import njit
 from sknce.words._kernels import _train_example
 
 __all__ = [

@@ -114,7 +114,8 @@ def _fit_auto(monkeypatch, ratio, X=None, **params):
 
 def test_auto_sparse_embeddings_switch_at_the_threshold_to_lazy_adam(monkeypatch):
     dense = _fit_auto(monkeypatch, 0.26)  # sparse from 10.4 classes on
-    assert not dense.sparse_embeddings_ and type(dense.net_.optimizer_) is torch.optim.Adam
+    assert not dense.sparse_embeddings_
+    assert type(dense.net_.optimizer_) is built_class(torch.optim.Adam)
     sparse = _fit_auto(monkeypatch, 0.25)  # from 10 classes on
     assert sparse.sparse_embeddings_ and type(sparse.net_.optimizer_) is LazyAdam
     assert sparse.net_.module_.sparse

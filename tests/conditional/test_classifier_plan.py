@@ -530,7 +530,7 @@ def test_a_second_fit_resolves_a_new_plan_of_its_own_data():
     dense = np.random.default_rng(0).normal(size=(300, 4))
     clf.fit(dense, y[:300])
     assert clf.plan_.regime == "network" and clf.plan_.lr == plan_module.ADAM_LR
-    assert type(clf.net_.optimizer_) is torch.optim.Adam and clf.temperature_ == 1.0
+    assert isinstance(clf.net_.optimizer_, torch.optim.Adam) and clf.temperature_ == 1.0
     clf.fit(X, y)
     assert clf.plan_.regime == "linear" and type(clf.net_.optimizer_) is RowAdagrad
 

@@ -415,8 +415,8 @@ def test_one_long_document_is_paired_block_by_block(monkeypatch):
     vocab = Vocabulary.build([doc], min_count=1)
     assert vocab.keep_probs(1e-3).max() < 1  # subsampling draws are part of the check
 
-    def stream(chunk_tokens, keep=False):
-        monkeypatch.setattr(_corpus, "_CHUNK_TOKENS", chunk_tokens)
+    def stream(block_tokens, keep=False):
+        monkeypatch.setattr(_corpus, "_BLOCK_TOKENS", block_tokens)
         rng = np.random.default_rng(0)
         batches = pair_batches([doc], None, vocab, window=5, sample=1e-3, batch_size=999, rng=rng)
         if keep:
