@@ -272,8 +272,9 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         dense ``X``, ``(256,)``; for a sparse ``X``, a model of the bag of features
         (see :ref:`label_count`): with few enough classes, the full-rank linear
         model :class:`~sknce.nn.LinearLabelScorer` of the weighted input
-        (``bag``), trained by the exact softmax with an additive margin of 1
-        with few classes, growing with the update's damping to 9 with many
+        (``bag``), trained by the exact softmax with an additive margin of 1,
+        growing with the update's damping (from 500 classes, half way at 5 times
+        its damping there) and with fewer than 7.5 rows per class to 9 with many
         (:class:`~sknce.losses.MarginSoftmaxLoss`, ``plan_.margin``), where a per-example update of
         its ``n_classes`` scores costs at most 32 times the factored model's
         ``64 * (entries + 17)``, with ``entries`` the mean stored entries of a

@@ -130,12 +130,14 @@ LINEAR_SGD_LR = 9.0
 #: rows each are told apart (the held-out scores stay flat, the fitted temperature about
 #: 0.65). With the damping, the plan's margin moves from ``LINEAR_MARGIN`` (AdaGrad) to
 #: ``LINEAR_SGD_MARGIN`` (SGD) as the update does (:func:`linear_margin`), from the
-#: damping of ``LINEAR_MARGIN_CLASSES`` classes on, over about ``LINEAR_MARGIN_RAMP``
-#: times that damping. Below, where the rows per class are many (9 or more on the
-#: article), the larger margin lowered the held-out log-likelihood, so the margin stays
-#: AdaGrad's there and the plan is the one before it.
+#: damping of ``LINEAR_MARGIN_CLASSES`` classes on (over about ``LINEAR_MARGIN_RAMP``
+#: times that damping), and as the rows per class fall from ``LINEAR_MARGIN_ROWS[1]``
+#: to ``LINEAR_MARGIN_ROWS[0]``. With more rows per class (article K300-K1200) or less
+#: damping the larger margin lowered the held-out log-likelihood, so the margin stays
+#: AdaGrad's there and the plan is the one before the rule.
 LINEAR_SGD_MARGIN = 9.0
-LINEAR_MARGIN_CLASSES = 1000
+LINEAR_MARGIN_CLASSES = 500
+LINEAR_MARGIN_ROWS = (6.5, 7.5)
 LINEAR_MARGIN_RAMP = 4.0
 
 #: The classifier's parameters a plan is resolved from (its snapshot).
@@ -510,27 +512,34 @@ def linear_damping(n_classes: int) -> float:
     return float((n_classes / LINEAR_DAMPING_CLASSES) ** LINEAR_DAMPING_POWER)
 
 
-def linear_margin(damping: float) -> float:
+def linear_margin(damping: float, rows_per_class: float | None = None) -> float:
     """The linear regime's training margin for the update of ``damping``.
 
-    ``LINEAR_MARGIN`` up to the damping ``d0`` of ``LINEAR_MARGIN_CLASSES`` classes
-    (:func:`linear_damping`), above it ``LINEAR_MARGIN + (LINEAR_SGD_MARGIN -
-    LINEAR_MARGIN) * x / (1 + x)`` with ``x = (damping / d0 - 1) / LINEAR_MARGIN_RAMP``:
-    the AdaGrad margin while the update is mostly AdaGrad's and the rows per class
-    many, the SGD margin (the scale of one SGD step's change of a score) with much
-    damping, continuous and increasing in between.
+    ``LINEAR_MARGIN + (LINEAR_SGD_MARGIN - LINEAR_MARGIN) * x / (1 + x) * r``: ``x =
+    max(0, damping / d0 - 1) / LINEAR_MARGIN_RAMP`` with ``d0`` the damping of
+    ``LINEAR_MARGIN_CLASSES`` classes (:func:`linear_damping`), and ``r`` from 0 at
+    ``LINEAR_MARGIN_ROWS[1]`` rows per class or more to 1 at ``LINEAR_MARGIN_ROWS[0]``
+    or fewer, linear in between. AdaGrad's margin with little damping or many rows per
+    class, the SGD margin (the scale of one SGD step's change of a score) with much
+    damping and a few rows per class, continuous in both.
 
     Parameters
     ----------
     damping : float
         :func:`linear_damping` (0: RowAdagrad's own update, an explicit ``lr``).
+    rows_per_class : float or None, default=None
+        Training rows per class; ``None`` (unknown): AdaGrad's margin.
 
     Returns
     -------
     float
     """
     excess = max(0.0, damping / linear_damping(LINEAR_MARGIN_CLASSES) - 1.0) / LINEAR_MARGIN_RAMP
-    share = excess / (1.0 + excess)
+    few, many = LINEAR_MARGIN_ROWS
+    rows = (
+        float(np.clip((many - rows_per_class) / (many - few), 0.0, 1.0)) if rows_per_class else 0.0
+    )
+    share = excess / (1.0 + excess) * float(np.clip(rows, 0.0, 1.0))
     return float(LINEAR_MARGIN + (LINEAR_SGD_MARGIN - LINEAR_MARGIN) * share)
 
 
@@ -660,7 +669,7 @@ def resolve_plan(
         if kernel and optimizer is RowAdagrad and estimator.lr == "auto":
             damping = linear_damping(n_classes)
         if estimator.objective == "ranking":
-            margin = linear_margin(damping)
+            margin = linear_margin(damping, facts.n_samples and facts.n_samples / n_classes)
         if kernel:
             max_threads = linear_threads(n_classes, facts.entries)
         epoch_rule = (LINEAR_EXAMPLES, *LINEAR_EPOCH_RANGE)
