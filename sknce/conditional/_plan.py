@@ -536,10 +536,8 @@ def linear_margin(damping: float, rows_per_class: float | None = None) -> float:
     """
     excess = max(0.0, damping / linear_damping(LINEAR_MARGIN_CLASSES) - 1.0) / LINEAR_MARGIN_RAMP
     few, many = LINEAR_MARGIN_ROWS
-    rows = (
-        float(np.clip((many - rows_per_class) / (many - few), 0.0, 1.0)) if rows_per_class else 0.0
-    )
-    share = excess / (1.0 + excess) * float(np.clip(rows, 0.0, 1.0))
+    rows = np.clip((many - rows_per_class) / (many - few), 0.0, 1.0) if rows_per_class else 0.0
+    share = excess / (1.0 + excess) * float(rows)
     return float(LINEAR_MARGIN + (LINEAR_SGD_MARGIN - LINEAR_MARGIN) * share)
 
 
