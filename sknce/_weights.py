@@ -50,7 +50,15 @@ def row_weights(sample_weight, X, y=None, class_weight=None) -> np.ndarray | Non
         return None
     weights = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
     if class_weight is not None:
-        weights = weights * compute_sample_weight(class_weight, y)
+        try:
+            by_class = compute_sample_weight(class_weight, y)
+        except (ValueError, TypeError) as error:
+            # scikit-learn names the fault but not the parameter's form that fixes it
+            raise type(error)(
+                f"class_weight={class_weight!r} does not fit the labels of y ({error}). "
+                "Give 'balanced', None, or a dict whose keys are labels of y."
+            ) from error
+        weights = weights * by_class
     return weights
 
 
