@@ -121,9 +121,7 @@ def test_class_weight_zeroing_every_weighted_class_is_an_error():
         _fit("classifier", weights, class_weight={0: 0.0, 1: 1.0, 2: 1.0})
 
 
-@pytest.mark.parametrize(
-    "class_weight", [{"bogus_option": 1}, {0: 1.0, 7: 2.0}, {0: "heavy"}]
-)
+@pytest.mark.parametrize("class_weight", [{"bogus_option": 1}, {0: 1.0, 7: 2.0}, {0: "heavy"}])
 def test_class_weight_that_does_not_fit_the_labels_names_the_parameter(class_weight):
     # scikit-learn's own message (e.g. "The classes, [0, 1, 2], are not in class_weight")
     # was passed through raw; it must name the parameter and its valid forms
