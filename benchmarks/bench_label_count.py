@@ -39,7 +39,9 @@ summary gives means and ranges over repeats (and folds), the fit time over
 sweep (``--sweep``, or the label counts ``--tasks`` names) the accuracy drops
 between neighbouring label counts against ``SGDClassifier``'s (the ruler).
 ``--plot`` draws the sweep into
-``benchmarks/results/<name>_sweep.png``.
+``benchmarks/results/<name>_sweep.png``; ``--plot-from JSON ...`` draws it from saved
+results instead, without running anything (a sweep measured in several holds of the
+lock: a later file's row of a task and system replaces an earlier one's).
 
 ``--trees PATH=LABEL ...`` compares checkouts of sknce (e.g. a snapshot of ``main``
 before a change, and this one after it): each repeat runs one process per tree in
@@ -55,6 +57,7 @@ Usage::
     python benchmarks/bench_label_count.py --sweep article --repeats 3 --tag sweep
     python benchmarks/bench_label_count.py --quick               # small, for development
     python benchmarks/bench_label_count.py --tasks article --trees /tmp/main=before .=after
+    python benchmarks/bench_label_count.py --plot-from results/a.json results/b.json --tag sweep
 """
 
 from __future__ import annotations
@@ -393,6 +396,16 @@ def plot_sweeps(summary: list[dict], path: Path) -> None:
     print(f"saved {path}")
 
 
+def saved_summary(paths: list[str]) -> list[dict]:
+    """The summary rows of saved results, one per (task, system): a later file's replaces
+    an earlier one's."""
+    rows: dict = {}
+    for path in paths:
+        for row in json.loads(Path(path).read_text())["rows"]:
+            rows[row["task"], row["system"]] = row
+    return list(rows.values())
+
+
 def run_tasks(tasks: list[str], args) -> list[dict]:
     """Every run of every system of ``tasks``: ``args.repeats`` repeats from seed
     ``args.first_seed``, interleaved, one row each (with the load when it ended)."""
@@ -477,6 +490,9 @@ def main(argv=None) -> None:
     parser.add_argument("--only", nargs="*", default=None, help="run only these systems")
     parser.add_argument("--quick", action="store_true", help="small data, 1 repeat")
     parser.add_argument("--plot", action="store_true", help="draw the sweeps")
+    parser.add_argument(
+        "--plot-from", nargs="*", default=None, help="JSON ...: draw the sweeps of saved results"
+    )
     parser.add_argument("--tag", default="")
     parser.add_argument(
         "--trees", nargs="*", default=None, help="PATH=LABEL ...: compare sknce checkouts"
@@ -489,6 +505,13 @@ def main(argv=None) -> None:
         if "sknce" in sys.modules:
             raise RuntimeError("sknce was imported before --tree could choose its checkout")
         sys.path.insert(0, str(Path(args.tree).resolve()))
+    if args.plot_from is not None:
+        summary = saved_summary(args.plot_from)
+        if not any(SWEPT.fullmatch(row["task"]) for row in summary):
+            parser.error("--plot-from: no task of a sweep (article-K<k>, centre-K<k>) in them")
+        name = result_name("bench_label_count", args.tag, args.quick)
+        plot_sweeps(summary, RESULTS / f"{name}_sweep.png")
+        return
     repeats = 1 if args.quick else args.repeats
     tasks = list(args.tasks)
     for kind in args.sweep:
