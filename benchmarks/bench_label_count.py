@@ -39,9 +39,10 @@ summary gives means and ranges over repeats (and folds), the fit time over
 sweep (``--sweep``, or the label counts ``--tasks`` names) the accuracy drops
 between neighbouring label counts against ``SGDClassifier``'s (the ruler).
 ``--plot`` draws the sweep into
-``benchmarks/results/<name>_sweep.png``; ``--plot-from JSON ...`` draws it from saved
-results instead, without running anything (a sweep measured in several holds of the
-lock: a later file's row of a task and system replaces an earlier one's).
+``benchmarks/results/<name>_sweep.png``. ``--from JSON ...`` runs nothing: it summarises
+(and with ``--plot`` draws) the runs saved in those files together, as if one run had
+made them (repeats or label counts measured in several holds of the lock; the runs of a
+task and system in several files count as its repeats).
 
 ``--trees PATH=LABEL ...`` compares checkouts of sknce (e.g. a snapshot of ``main``
 before a change, and this one after it): each repeat runs one process per tree in
@@ -57,7 +58,7 @@ Usage::
     python benchmarks/bench_label_count.py --sweep article --repeats 3 --tag sweep
     python benchmarks/bench_label_count.py --quick               # small, for development
     python benchmarks/bench_label_count.py --tasks article --trees /tmp/main=before .=after
-    python benchmarks/bench_label_count.py --plot-from results/a.json results/b.json --tag sweep
+    python benchmarks/bench_label_count.py --from results/a.json results/b.json --plot --tag ab
 """
 
 from __future__ import annotations
@@ -396,14 +397,17 @@ def plot_sweeps(summary: list[dict], path: Path) -> None:
     print(f"saved {path}")
 
 
-def saved_summary(paths: list[str]) -> list[dict]:
-    """The summary rows of saved results, one per (task, system): a later file's replaces
-    an earlier one's."""
-    rows: dict = {}
+def saved_runs(paths: list[str]) -> tuple[list[dict], list, list]:
+    """The runs saved in the results ``paths``, and each file's load at start and end."""
+    runs, starts, ends = [], [], []
     for path in paths:
-        for row in json.loads(Path(path).read_text())["rows"]:
-            rows[row["task"], row["system"]] = row
-    return list(rows.values())
+        params = json.loads(Path(path).read_text())["params"]
+        if "runs" not in params:
+            raise ValueError(f"{path} holds no runs: is it a bench_label_count result?")
+        runs += params["runs"]
+        starts.append(params.get("load_start"))
+        ends.append(params.get("load_end"))
+    return runs, starts, ends
 
 
 def run_tasks(tasks: list[str], args) -> list[dict]:
@@ -491,7 +495,7 @@ def main(argv=None) -> None:
     parser.add_argument("--quick", action="store_true", help="small data, 1 repeat")
     parser.add_argument("--plot", action="store_true", help="draw the sweeps")
     parser.add_argument(
-        "--plot-from", nargs="*", default=None, help="JSON ...: draw the sweeps of saved results"
+        "--from", dest="saved", nargs="*", default=None, help="JSON ...: summarise saved runs"
     )
     parser.add_argument("--tag", default="")
     parser.add_argument(
@@ -505,20 +509,18 @@ def main(argv=None) -> None:
         if "sknce" in sys.modules:
             raise RuntimeError("sknce was imported before --tree could choose its checkout")
         sys.path.insert(0, str(Path(args.tree).resolve()))
-    if args.plot_from is not None:
-        summary = saved_summary(args.plot_from)
-        if not any(SWEPT.fullmatch(row["task"]) for row in summary):
-            parser.error("--plot-from: no task of a sweep (article-K<k>, centre-K<k>) in them")
-        name = result_name("bench_label_count", args.tag, args.quick)
-        plot_sweeps(summary, RESULTS / f"{name}_sweep.png")
-        return
     repeats = 1 if args.quick else args.repeats
     tasks = list(args.tasks)
     for kind in args.sweep:
         tasks += [f"{kind}-K{k}" for k in SWEEP[kind]]
     load_start = os.getloadavg()
     warm_up_s = None
-    if args.trees:
+    if args.saved is not None:
+        if not args.tag:
+            parser.error("--from needs a --tag to name its summary")
+        rows, load_start, load_end = saved_runs(args.saved)
+        tasks, repeats = list(dict.fromkeys(row["task"] for row in rows)), None
+    elif args.trees:
         rows = run_trees(args.trees, _without_trees(argv), repeats)
     else:
         warm_up_s = warm_up()
@@ -528,6 +530,8 @@ def main(argv=None) -> None:
     if args.rows_out is not None:
         Path(args.rows_out).write_text(json.dumps(rows, default=str))
         return
+    if args.saved is None:
+        load_end = os.getloadavg()
     summary = summarise(rows)
     name = result_name("bench_label_count", args.tag, args.quick)
     # the sweeps asked for, and those whose label counts --tasks names (article-K3200 ...)
@@ -544,7 +548,8 @@ def main(argv=None) -> None:
             "trees": args.trees,
             "warm_up_s": warm_up_s,
             "load_start": load_start,
-            "load_end": os.getloadavg(),
+            "load_end": load_end,
+            "from": args.saved,
             "cliffs": sweep_cliffs,
             "runs": rows,
         },
@@ -554,7 +559,7 @@ def main(argv=None) -> None:
 
         print("\nAccuracy drops between neighbouring label counts (sknce less the ruler)")
         print(format_table(sweep_cliffs))
-    print(f"load at start {load_start}, at end {os.getloadavg()}")
+    print(f"load at start {load_start}, at end {load_end}")
     if args.plot and kinds:
         plot_sweeps(summary, RESULTS / f"{name}_sweep.png")
 
