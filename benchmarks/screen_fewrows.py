@@ -12,8 +12,8 @@ constants patched in this process only (``sknce.conditional._plan`` is not edite
   linear table's cap); ``--examples N``: ``LINEAR_EXAMPLES`` (the epoch rule).
 
 Appends one JSON line (accuracy, test log-likelihood, the plan's margin, rate, buckets,
-epochs, the held-out loss of the first and best epochs of the fit that chose them, CPU
-seconds, load) to ``results/screen_fewrows_<tag>.jsonl``.
+epochs, the held-out loss of the prior start and of the first and best epochs of the fit
+that chose them, CPU seconds, load) to ``results/screen_fewrows_<tag>.jsonl``.
 
 Usage::
 
@@ -61,12 +61,28 @@ def patch_plan(args) -> None:
             setattr(_plan, name, value)
 
 
+def record_start_losses(losses: list) -> None:
+    """Append each early stopping's held-out loss of the start (the prior) to ``losses``."""
+    from sknce._callbacks import ChanceAwareEarlyStopping
+
+    begin = ChanceAwareEarlyStopping.on_epoch_begin
+
+    def on_epoch_begin(self, net, **kwargs):
+        begin(self, net, **kwargs)
+        if self.initial_loss_ is not None and not losses:
+            losses.append(float(self.initial_loss_))
+
+    ChanceAwareEarlyStopping.on_epoch_begin = on_epoch_begin
+
+
 def screen(args) -> dict:
     from sklearn.feature_extraction.text import CountVectorizer
 
     from sknce import ConditionalNCEClassifier
 
     patch_plan(args)
+    start_losses: list = []
+    record_start_losses(start_losses)
     X_train, y_train, X_test, y_test = article_k(args.k)
     vectorizer = CountVectorizer(token_pattern=r"\S+", lowercase=False)
     Xtr, Xte = vectorizer.fit_transform(X_train), None
@@ -92,8 +108,10 @@ def screen(args) -> dict:
         "epochs": clf.n_iter_,
         "acc": round(float(np.mean(clf.classes_[np.argmax(log_proba, 1)] == y_test)), 4),
         "ll": round(float(np.mean(log_proba[np.arange(len(y_test)), index])), 4),
-        # the held-out loss (untempered) of the selection fit: first and best epoch
+        # the held-out loss (untempered) of the selection fit: first and best epoch, and of
+        # its start (the prior): the best must beat it or the fit keeps the prior
         "valid_first_best": [round(held_out[0], 3), round(min(held_out), 3)] if held_out else None,
+        "valid_prior": round(start_losses[0], 3) if start_losses else None,
         "cpu_s": round(cpu, 1),
         "load": [round(load, 2), round(os.getloadavg()[0], 2)],
     }
