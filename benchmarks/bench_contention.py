@@ -59,7 +59,9 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+import numpy as np
 import psutil
+from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's sknce
@@ -330,6 +332,61 @@ def _lda():
     return LinearDiscriminantAnalysis()
 
 
+#: Epochs of the plain PyTorch loop: as many as the default regressor's fit on the
+#: diabetes task runs before early stopping ends it (42, ``len(net_.history)``).
+TORCH_LOOP_EPOCHS = 42
+
+
+def _torch_loop(_, data):
+    """The regressor's own network, noise and loss in a hand-written PyTorch loop.
+
+    What a default ``ConditionalNCERegressor`` fit on the diabetes task trains (its
+    base, sampler, module, objective and untraced Adam, built by the estimator's own
+    hooks; the held-out rows left out as the fit leaves them), the same number of
+    steps of the same batch size, without skorch's loop, callbacks and held-out
+    scoring: the torch floor of that fit, beside it under the same load (issue 34).
+    """
+    from sknce import ConditionalNCERegressor
+    from sknce._base import auto_batch_size
+    from sknce._random import Seeds
+    from sknce._untraced import UntracedAdam
+
+    X, y = data
+    estimator = ConditionalNCERegressor(random_state=0)
+    seeds = Seeds.from_random_state(0)
+    n_train = len(y) - int(np.ceil(estimator.validation_fraction * len(y)))
+    examples = estimator._validate_fit_data(X[:n_train], y[:n_train], reset=True, partial=False)
+    examples = estimator._start_fit(examples, seeds)
+    sampler = estimator._make_dataset(examples, "cpu").sampler
+    module = estimator._make_module(examples, seeds)
+    objective = estimator._make_objective()
+    optimizer = UntracedAdam(module.parameters(), lr=estimator.lr)
+    batch_size = auto_batch_size(n_train, estimator._batch_divisor)
+    rng = np.random.default_rng(0)
+    with threadpool_limits(1), _torch_threads(1):
+        for _ in range(TORCH_LOOP_EPOCHS):
+            order = rng.permutation(n_train)
+            for start in range(0, n_train, batch_size):
+                inputs, targets = sampler(order[start : start + batch_size], rng)
+                optimizer.zero_grad()
+                objective(module(**inputs), targets).backward()
+                optimizer.step()
+    return module
+
+
+@contextlib.contextmanager
+def _torch_threads(n: int) -> Iterator[None]:
+    """torch's intra-op threads set to ``n``, the caller's put back after (as a fit does)."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def _keywords_data(size):
     texts, Y, _ = keywords(size)
     return texts, Y
@@ -380,6 +437,12 @@ CASES = [
     _fasttext("keywords", loss="ova"),
     # the regressor and the latent-class embedder
     _nce("diabetes", "ConditionalNCERegressor", _LR),
+    Case(
+        "PyTorch loop (ConditionalNCERegressor's network)",
+        "diabetes",
+        lambda: None,
+        _torch_loop,
+    ),
     _sklearn("diabetes", "MLPRegressor()", lambda: _mlp("regressor"), _ALPHA),
     _nce("digits", "LatentClassNCEEmbedder", _LR),
     _sklearn("digits", "LinearDiscriminantAnalysis()", _lda, {"solver": ["svd", "lsqr"]}),
