@@ -9,8 +9,10 @@ two busy competitors (``bench_contention.competitors``), alternating:
   end (``threadpoolctl.threadpool_info``), the process's threads and the CPU
   seconds of each (``/proc/self/task``): spinning or pooled threads would show
   there;
-* the scheduler: involuntary context switches and migrations of the fit's thread
-  (``/proc/thread-self/sched``), and Python's garbage collections
+* the scheduler: involuntary context switches (preemptions) and migrations of
+  the fit's thread (``/proc/thread-self/sched``), the machine's idle and stolen
+  time (``/proc/stat``: whether the other core was busy in the quiet fit too, and
+  whether the hypervisor took time), and Python's garbage collections
   (``gc.callbacks``);
 * the phases: the fit thread's own CPU seconds (``time.thread_time``) in each
   part of a step, exclusive of the parts nested in it: the forward pass, the
@@ -103,6 +105,13 @@ def _sched() -> dict[str, float]:
     return values
 
 
+def _machine() -> dict[str, int]:
+    """The machine's jiffies (all cores) spent idle and stolen by the hypervisor."""
+    with open("/proc/stat") as f:
+        fields = [int(v) for v in f.readline().split()[1:]]
+    return {"machine_idle_jiffies": fields[3], "machine_steal_jiffies": fields[7]}
+
+
 def _task_cpu() -> dict[str, float]:
     """CPU seconds of each of the process's threads."""
     tick = os.sysconf("SC_CLK_TCK")
@@ -138,14 +147,14 @@ def _fit(X, y, clock: PhaseClock, threads_seen: set) -> dict:
 
     gc.callbacks.append(count)
     clock.seconds.clear()
-    tasks, sched = _task_cpu(), _sched()
+    tasks, sched, machine = _task_cpu(), _sched(), _machine()
     cpu, wall = time.process_time(), time.perf_counter()
     try:
         estimator = ConditionalNCERegressor(random_state=0, callbacks=[Threads()]).fit(X, y)
     finally:
         gc.callbacks.remove(count)
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-    after, sched_after = _task_cpu(), _sched()
+    after, sched_after, machine_after = _task_cpu(), _sched(), _machine()
     other = sum(t - tasks.get(tid, 0.0) for tid, t in after.items() if tid != str(os.getpid()))
     phases = dict(clock.seconds)
     return {
@@ -155,6 +164,7 @@ def _fit(X, y, clock: PhaseClock, threads_seen: set) -> dict:
         "other_threads_cpu": other,
         "gc_collections": dict(collected),
         **{key: sched_after[key] - sched[key] for key in sched},
+        **{key: machine_after[key] - machine[key] for key in machine},
         "phases": phases,
     }
 
@@ -186,7 +196,9 @@ def main(argv: list[str] | None = None) -> None:
                 f"[{repeat + 1}/{args.repeats}] {'contended' if busy else 'quiet':<9} "
                 f"cpu {sample['cpu']:.2f} s wall {sample['wall']:.2f} s, other threads "
                 f"{sample['other_threads_cpu']:.2f} s, {sample['nr_involuntary_switches']:.0f} "
-                f"preemptions, {sample['se.nr_migrations']:.0f} migrations, load {load:.1f}",
+                f"preemptions, {sample['se.nr_migrations']:.0f} migrations, machine idle "
+                f"{sample['machine_idle_jiffies']} / stolen {sample['machine_steal_jiffies']} "
+                f"jiffies, load {load:.1f}",
                 flush=True,
             )
     rows = []
