@@ -27,9 +27,12 @@ makes a fit at most about 2x slower. Each repeat measures every case quiet then
 contended, case after case (A quiet, A contended, B quiet, ...), so slow drifts in the
 machine's load fall on all cases alike; the tables give medians over the repeats.
 CPU seconds are this process's user + system time (all its threads) plus that of its
-live worker processes (a grid search's loky workers), the competitors excepted. The
-load average (1 minute) is recorded before every measurement: a "quiet" fit is only as
-quiet as the machine. Before the clock: one untimed fit of every case on a small slice
+live worker processes (a grid search's loky workers), the competitors excepted; the
+preemptions are this process's involuntary context switches (not its workers'): a fit
+that resumes after each one refills its caches, so its CPU seconds grow with them, and
+a "quiet" fit that other work preempted often shrinks the ratio (benchmarks/README.md,
+issue 34, sixth session). The load average (1 minute) is recorded before every
+measurement: a "quiet" fit is only as quiet as the machine. Before the clock: one untimed fit of every case on a small slice
 (imports, compilation, the loky workers' start).
 
 Usage (other benchmarks must not run at the same time)::
@@ -116,16 +119,23 @@ def cpu_seconds(exclude: set[int]) -> float:
     return total
 
 
+def preemptions() -> int:
+    """Involuntary context switches of this process's threads so far: how often the
+    scheduler took a core from them (a fit's CPU seconds grow with it, issue 34)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_nivcsw
+
+
 def measure(fit: Callable[[], object], busy: bool, limit: float) -> dict:
-    """Wall and CPU seconds of ``fit()``, quiet or beside the competitors."""
+    """Wall and CPU seconds of ``fit()`` and this process's preemptions in it, quiet or
+    beside the competitors."""
     load = os.getloadavg()[0]
     with competitors(N_BUSY if busy else 0, limit) as pids:
-        cpu = cpu_seconds(pids)
+        cpu, switches = cpu_seconds(pids), preemptions()
         start = time.perf_counter()
         fit()
         wall = time.perf_counter() - start
-        cpu = cpu_seconds(pids) - cpu
-    return {"wall": wall, "cpu": cpu, "load": load}
+        cpu, switches = cpu_seconds(pids) - cpu, preemptions() - switches
+    return {"wall": wall, "cpu": cpu, "preemptions": switches, "load": load}
 
 
 # --- tasks ------------------------------------------------------------------------------
@@ -525,6 +535,9 @@ def summarise(samples: list[dict]) -> list[dict]:
                 "quiet cpu s": q_cpu,
                 "contended cpu s": b_cpu,
                 "cpu x": cpu_ratio,
+                # .get: samples of JSON files written before preemptions were counted
+                "quiet preemptions": statistics.median(s.get("preemptions", 0) for s in quiet),
+                "contended preemptions": statistics.median(s.get("preemptions", 0) for s in busy),
                 "fair": "yes" if time_ratio <= FAIR_TIME and cpu_ratio <= FAIR_CPU else "no",
                 "load quiet": f"{min(s['load'] for s in quiet):.1f}-"
                 f"{max(s['load'] for s in quiet):.1f}",
@@ -578,7 +591,8 @@ def main(argv: list[str] | None = None) -> None:
                     print(
                         f"  [{repeat + 1}/{repeats}] {case.task:<9} {case.system:<52} {kind:<22}"
                         f" {'contended' if busy else 'quiet':<9} {sample['wall']:7.2f} s "
-                        f"cpu {sample['cpu']:7.2f} s  load {sample['load']:.1f}",
+                        f"cpu {sample['cpu']:7.2f} s  preempted {sample['preemptions']:5d}x  "
+                        f"load {sample['load']:.1f}",
                         flush=True,
                     )
         # after every repeat: what is measured so far survives a run stopped later
