@@ -32,8 +32,9 @@ preemptions are this process's involuntary context switches (not its workers'): 
 that resumes after each one refills its caches, so its CPU seconds grow with them, and
 a "quiet" fit that other work preempted often shrinks the ratio (benchmarks/README.md,
 issue 34, sixth session). The load average (1 minute) is recorded before every
-measurement: a "quiet" fit is only as quiet as the machine. Before the clock: one untimed fit of every case on a small slice
-(imports, compilation, the loky workers' start).
+measurement: a "quiet" fit is only as quiet as the machine. Before the clock: one
+untimed fit of every case on a small slice (imports, compilation, the loky workers'
+start).
 
 Usage (other benchmarks must not run at the same time)::
 
@@ -352,9 +353,10 @@ def _torch_loop(_, data):
 
     What a default ``ConditionalNCERegressor`` fit on the diabetes task trains (its
     base, sampler, module, objective and untraced Adam, built by the estimator's own
-    hooks; the held-out rows left out as the fit leaves them), the same number of
-    steps of the same batch size, without skorch's loop, callbacks and held-out
-    scoring: the torch floor of that fit, beside it under the same load (issue 34).
+    hooks) on the first 90% of the rows (the fit holds out a random 10% for early
+    stopping), the same number of epochs of the same batch size, without skorch's
+    loop, callbacks and held-out scoring: the torch floor of that fit, measured beside
+    it under the same load (issue 34).
     """
     from sknce import ConditionalNCERegressor
     from sknce._base import auto_batch_size
