@@ -135,13 +135,14 @@ LINEAR_SGD_LR = 9.0
 #: ``LINEAR_MARGIN`` (AdaGrad's) to the SGD rate, and the rate itself from
 #: ``LINEAR_SGD_LR`` down to ``LINEAR_SGD_LR_MANY_ROWS`` as the rows per class rise from
 #: ``LINEAR_MARGIN_ROWS[0]`` to ``LINEAR_MARGIN_ROWS[1]`` (:func:`linear_sgd_rate`): with
-#: a few rows per class rate and margin 9 learned most; from 7.5 rows per class (article
-#: K750-K1250) margin 9 at rate 9, or any margin well below the rate (3-5 at rate 9),
-#: lowered the held-out log-likelihood, where margin 6 at rate 6 raised it and the
-#: accuracy. Up to ``LINEAR_MARGIN_CLASSES`` classes the plan is the one before the rule.
+#: a few rows per class (article K1200-K2000, 7.5 rows or fewer) rate and margin 9
+#: learned most; with more (article K600-K1000, 9-15 rows) margin 9 at rate 9, or any
+#: margin well below the rate (3-5 at rate 9), lowered the held-out log-likelihood, where
+#: margin 6 at rate 6 raised it and the accuracy. Up to ``LINEAR_MARGIN_CLASSES`` classes
+#: the plan is the one before these rules (margin 1, rate 9).
 LINEAR_SGD_LR_MANY_ROWS = 6.0
 LINEAR_MARGIN_CLASSES = 500
-LINEAR_MARGIN_ROWS = (6.5, 7.5)
+LINEAR_MARGIN_ROWS = (7.5, 8.5)
 LINEAR_MARGIN_RAMP = 4.0
 
 #: The classifier's parameters a plan is resolved from (its snapshot).
