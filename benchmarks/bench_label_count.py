@@ -39,7 +39,10 @@ summary gives means and ranges over repeats (and folds), the fit time over
 sweep (``--sweep``, or the label counts ``--tasks`` names) the accuracy drops
 between neighbouring label counts against ``SGDClassifier``'s (the ruler).
 ``--plot`` draws the sweep into
-``benchmarks/results/<name>_sweep.png``.
+``benchmarks/results/<name>_sweep.png``. ``--from JSON ...`` runs nothing: it summarises
+(and with ``--plot`` draws) the runs saved in those files together, as if one run had
+made them (repeats or label counts measured in several holds of the lock; the runs of a
+task and system in several files count as its repeats).
 
 ``--trees PATH=LABEL ...`` compares checkouts of sknce (e.g. a snapshot of ``main``
 before a change, and this one after it): each repeat runs one process per tree in
@@ -55,6 +58,7 @@ Usage::
     python benchmarks/bench_label_count.py --sweep article --repeats 3 --tag sweep
     python benchmarks/bench_label_count.py --quick               # small, for development
     python benchmarks/bench_label_count.py --tasks article --trees /tmp/main=before .=after
+    python benchmarks/bench_label_count.py --from results/a.json results/b.json --plot --tag ab
 """
 
 from __future__ import annotations
@@ -396,6 +400,19 @@ def plot_sweeps(summary: list[dict], path: Path) -> None:
     print(f"saved {path}")
 
 
+def saved_runs(paths: list[str]) -> tuple[list[dict], list, list]:
+    """The runs saved in the results ``paths``, and each file's load at start and end."""
+    runs, starts, ends = [], [], []
+    for path in paths:
+        params = json.loads(Path(path).read_text())["params"]
+        if "runs" not in params:
+            raise ValueError(f"{path} holds no runs: is it a bench_label_count result?")
+        runs += params["runs"]
+        starts.append(params.get("load_start"))
+        ends.append(params.get("load_end"))
+    return runs, starts, ends
+
+
 def run_tasks(tasks: list[str], args) -> list[dict]:
     """Every run of every system of ``tasks``: ``args.repeats`` repeats from seed
     ``args.first_seed``, interleaved, one row each (with the load when it ended)."""
@@ -480,6 +497,9 @@ def main(argv=None) -> None:
     parser.add_argument("--only", nargs="*", default=None, help="run only these systems")
     parser.add_argument("--quick", action="store_true", help="small data, 1 repeat")
     parser.add_argument("--plot", action="store_true", help="draw the sweeps")
+    parser.add_argument(
+        "--from", dest="saved", nargs="*", default=None, help="JSON ...: summarise saved runs"
+    )
     parser.add_argument("--tag", default="")
     parser.add_argument(
         "--trees", nargs="*", default=None, help="PATH=LABEL ...: compare sknce checkouts"
@@ -498,7 +518,12 @@ def main(argv=None) -> None:
         tasks += [f"{kind}-K{k}" for k in SWEEP[kind]]
     load_start = os.getloadavg()
     warm_up_s = None
-    if args.trees:
+    if args.saved is not None:
+        if not args.tag:
+            parser.error("--from needs a --tag to name its summary")
+        rows, load_start, load_end = saved_runs(args.saved)
+        tasks, repeats = list(dict.fromkeys(row["task"] for row in rows)), None
+    elif args.trees:
         rows = run_trees(args.trees, _without_trees(argv), repeats)
     else:
         warm_up_s = warm_up()
@@ -508,6 +533,8 @@ def main(argv=None) -> None:
     if args.rows_out is not None:
         Path(args.rows_out).write_text(json.dumps(rows, default=str))
         return
+    if args.saved is None:
+        load_end = os.getloadavg()
     summary = summarise(rows)
     name = result_name("bench_label_count", args.tag, args.quick)
     # the sweeps asked for, and those whose label counts --tasks names (article-K3200 ...)
@@ -524,7 +551,8 @@ def main(argv=None) -> None:
             "trees": args.trees,
             "warm_up_s": warm_up_s,
             "load_start": load_start,
-            "load_end": os.getloadavg(),
+            "load_end": load_end,
+            "from": args.saved,
             "cliffs": sweep_cliffs,
             "runs": rows,
         },
@@ -534,7 +562,7 @@ def main(argv=None) -> None:
 
         print("\nAccuracy drops between neighbouring label counts (sknce less the ruler)")
         print(format_table(sweep_cliffs))
-    print(f"load at start {load_start}, at end {os.getloadavg()}")
+    print(f"load at start {load_start}, at end {load_end}")
     if args.plot and kinds:
         plot_sweeps(summary, RESULTS / f"{name}_sweep.png")
 
