@@ -101,6 +101,11 @@ _PLAN_STATED = {
         r"half way at ([\d.]+) times",
         lambda v: (1 + v,),
     ),
+    "LINEAR_SGD_RAMP": (
+        "hidden_layer_sizes",
+        r"its damping there, ([\d.]+) times with many",
+        lambda v: (1 + v,),
+    ),
     "LINEAR_MARGIN_ROWS": (
         "hidden_layer_sizes",
         r"fewer than\s+([\d.]+) rows per class",

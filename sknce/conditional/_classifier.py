@@ -274,9 +274,10 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         model :class:`~sknce.nn.LinearLabelScorer` of the weighted input
         (``bag``), trained by the exact softmax with an additive margin of 1,
         growing with the update's damping (from 500 classes, half way at 5 times
-        its damping there) to the rate of its SGD update (``lr``: 9 up to 7.5
-        training rows per class, falling to 6 with no fewer than 8.5 rows per class;
-        :class:`~sknce.losses.MarginSoftmaxLoss`, ``plan_.margin``), where a per-example update of
+        its damping there, 2 times with many rows per class) to the rate of its SGD
+        update (``lr``: 9 up to 6.5 training rows per class, falling to 6 with no
+        fewer than 7.5 rows per class; :class:`~sknce.losses.MarginSoftmaxLoss`,
+        ``plan_.margin``), where a per-example update of
         its ``n_classes`` scores costs at most 32 times the factored model's
         ``64 * (entries + 17)``, with ``entries`` the mean stored entries of a
         row (up to 4 times more below 10 training rows per class, as

@@ -130,20 +130,27 @@ LINEAR_SGD_LR = 9.0
 #: an example (a unit row) by about ``r``, so a margin of 1 is met after one visit and the
 #: loss of a memorised example vanishes before classes of a few rows each are told apart
 #: (the held-out scores stay flat, the fitted temperature about 0.65). Past the damping of
-#: ``LINEAR_MARGIN_CLASSES`` classes (over about ``LINEAR_MARGIN_RAMP`` times that
-#: damping: the share ``s`` of :func:`linear_margin`) the margin moves from
+#: ``LINEAR_MARGIN_CLASSES`` classes (over about ``LINEAR_SGD_RAMP`` times that
+#: damping with many rows per class, ``LINEAR_MARGIN_RAMP`` with few: the share ``s``
+#: of :func:`linear_margin`) the margin moves from
 #: ``LINEAR_MARGIN`` (AdaGrad's) to the SGD rate, and the rate itself from
 #: ``LINEAR_SGD_LR`` down to ``LINEAR_SGD_LR_MANY_ROWS`` as the rows per class rise from
 #: ``LINEAR_MARGIN_ROWS[0]`` to ``LINEAR_MARGIN_ROWS[1]`` (:func:`linear_sgd_rate`): with
-#: a few rows per class (article K1200-K2000, 7.5 rows or fewer) rate and margin 9
+#: a few rows per class (article from 1,387 classes, 6.5 rows or fewer) rate and margin 9
 #: learned most; with more (article K600-K1000, 9-15 rows) margin 9 at rate 9, or any
 #: margin well below the rate (3-5 at rate 9), lowered the held-out log-likelihood, where
-#: margin 6 at rate 6 raised it and the accuracy. Up to ``LINEAR_MARGIN_CLASSES`` classes
-#: the plan is the one before these rules (margin 1, rate 9).
+#: margin 6 at rate 6 raised it and the accuracy (a rows ramp from 8.5 to 7.5 instead
+#: lost 0.05 nats on 1,000 classes of 7.7 rows). With many rows per class the share
+#: saturates within about 200 classes past ``LINEAR_MARGIN_CLASSES`` (``LINEAR_SGD_RAMP``;
+#: the slower ramp of a few rows, ``LINEAR_MARGIN_RAMP``, left the margin well below the
+#: rate at 800 classes of 10 rows, where the log-likelihood fell). Up to
+#: ``LINEAR_MARGIN_CLASSES`` classes the plan is the one before these rules (margin 1,
+#: rate 9).
 LINEAR_SGD_LR_MANY_ROWS = 6.0
 LINEAR_MARGIN_CLASSES = 500
-LINEAR_MARGIN_ROWS = (7.5, 8.5)
+LINEAR_MARGIN_ROWS = (6.5, 7.5)
 LINEAR_MARGIN_RAMP = 4.0
+LINEAR_SGD_RAMP = 1.0
 
 #: The classifier's parameters a plan is resolved from (its snapshot).
 _PLAN_PARAMS = (
@@ -517,12 +524,11 @@ def linear_damping(n_classes: int) -> float:
     return float((n_classes / LINEAR_DAMPING_CLASSES) ** LINEAR_DAMPING_POWER)
 
 
-def _past_margin_classes(damping: float) -> float:
-    """The share ``s = x / (1 + x)`` of the linear regime's SGD margin and rate: ``x =
-    max(0, damping / d0 - 1) / LINEAR_MARGIN_RAMP``, ``d0`` the damping of
-    ``LINEAR_MARGIN_CLASSES`` classes; 0 up to them, near 1 well past them."""
+def _past_margin_classes(damping: float, ramp: float = LINEAR_MARGIN_RAMP) -> float:
+    """The share ``s = x / (1 + x)`` past the damping ``d0`` of ``LINEAR_MARGIN_CLASSES``
+    classes: ``x = max(0, damping / d0 - 1) / ramp``; 0 up to them, near 1 well past."""
     d0 = linear_damping(LINEAR_MARGIN_CLASSES)
-    excess = max(0.0, damping / d0 - 1.0) / LINEAR_MARGIN_RAMP
+    excess = max(0.0, damping / d0 - 1.0) / ramp
     return excess / (1.0 + excess)
 
 
@@ -539,9 +545,10 @@ def linear_sgd_rate(damping: float, rows_per_class: float | None = None) -> floa
     """The rate of the linear regime's damped update per unit of damping (its SGD rate).
 
     ``LINEAR_SGD_LR - (LINEAR_SGD_LR - LINEAR_SGD_LR_MANY_ROWS) * s * m``: ``s`` the
-    share past the damping of ``LINEAR_MARGIN_CLASSES`` classes (0 up to them, near 1
-    well past them), ``m`` from 0 at ``LINEAR_MARGIN_ROWS[0]`` rows per class or fewer
-    to 1 at ``LINEAR_MARGIN_ROWS[1]`` or more (or unknown), linear in between.
+    share past the damping ``d0`` of ``LINEAR_MARGIN_CLASSES`` classes, ``x / (1 + x)``
+    with ``x = max(0, damping / d0 - 1) / LINEAR_SGD_RAMP`` (0 up to them, near 1 well
+    past them), ``m`` from 0 at ``LINEAR_MARGIN_ROWS[0]`` rows per class or fewer to 1
+    at ``LINEAR_MARGIN_ROWS[1]`` or more (or unknown), linear in between.
 
     Parameters
     ----------
@@ -554,7 +561,7 @@ def linear_sgd_rate(damping: float, rows_per_class: float | None = None) -> floa
     -------
     float
     """
-    share = _past_margin_classes(damping) * _many_rows(rows_per_class)
+    share = _past_margin_classes(damping, LINEAR_SGD_RAMP) * _many_rows(rows_per_class)
     return float(LINEAR_SGD_LR - (LINEAR_SGD_LR - LINEAR_SGD_LR_MANY_ROWS) * share)
 
 
@@ -562,11 +569,12 @@ def linear_margin(damping: float, rows_per_class: float | None = None) -> float:
     """The linear regime's training margin for the update of ``damping``.
 
     ``LINEAR_MARGIN + (r - LINEAR_MARGIN) * s``: ``r`` the SGD rate
-    (:func:`linear_sgd_rate`, the scale of one SGD step's change of a score), ``s``
-    the share past the damping of ``LINEAR_MARGIN_CLASSES`` classes
-    (``x / (1 + x)``, ``x = max(0, damping / d0 - 1) / LINEAR_MARGIN_RAMP``, ``d0``
-    their damping, :func:`linear_damping`). AdaGrad's margin up to that damping, the
-    SGD rate well past it; continuous in both arguments.
+    (:func:`linear_sgd_rate`, the scale of one SGD step's change of a score), ``s`` the
+    share past the damping ``d0`` of ``LINEAR_MARGIN_CLASSES`` classes, ``x / (1 + x)``
+    with ``x = max(0, damping / d0 - 1) / ramp``: ``ramp`` is ``LINEAR_MARGIN_RAMP``
+    with a few rows per class and ``LINEAR_SGD_RAMP`` (the rate's) with many, linear in
+    the rate's ``m`` between (:func:`linear_sgd_rate`). AdaGrad's margin up to ``d0``,
+    the SGD rate well past it; continuous in both arguments.
 
     Parameters
     ----------
@@ -579,8 +587,11 @@ def linear_margin(damping: float, rows_per_class: float | None = None) -> float:
     -------
     float
     """
+    many = _many_rows(rows_per_class)
+    slow = _past_margin_classes(damping)
+    share = slow + many * (_past_margin_classes(damping, LINEAR_SGD_RAMP) - slow)
     rate = linear_sgd_rate(damping, rows_per_class)
-    return float(LINEAR_MARGIN + (rate - LINEAR_MARGIN) * _past_margin_classes(damping))
+    return float(LINEAR_MARGIN + (rate - LINEAR_MARGIN) * share)
 
 
 def linear_threads(n_classes: int, entries: float) -> int:

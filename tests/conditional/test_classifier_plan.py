@@ -316,7 +316,7 @@ def test_the_sgd_rate_falls_with_many_rows_per_class_past_the_margins_classes():
     assert linear_sgd_rate(huge, many) == linear_sgd_rate(huge, 50.0) == pytest.approx(low)
     assert linear_sgd_rate(huge) == pytest.approx(low)
     assert linear_sgd_rate(huge, (few + many) / 2) == pytest.approx((high + low) / 2)
-    middle = d0 * (1 + plan_module.LINEAR_MARGIN_RAMP)  # half way past d0
+    middle = d0 * (1 + plan_module.LINEAR_SGD_RAMP)  # half way past d0
     assert linear_sgd_rate(middle, many) == pytest.approx((high + low) / 2)
 
 
@@ -328,9 +328,13 @@ def test_the_margin_is_adagrads_then_the_sgd_rate():
     assert linear_margin(0.0) == linear_margin(d0) == linear_margin(d0, 1.0) == low
     for rows in (None, 1.0, few, (few + many) / 2, many, 50.0):
         assert linear_margin(huge, rows) == pytest.approx(linear_sgd_rate(huge, rows))
+    # half way past d0: with a few rows per class over LINEAR_MARGIN_RAMP times d0, with
+    # many over LINEAR_SGD_RAMP times (at the rate of many rows)
     middle = d0 * (1 + plan_module.LINEAR_MARGIN_RAMP)
-    rate = linear_sgd_rate(middle, few)
-    assert linear_margin(middle, few) == pytest.approx((low + rate) / 2)
+    assert linear_margin(middle, few) == pytest.approx((low + plan_module.LINEAR_SGD_LR) / 2)
+    middle = d0 * (1 + plan_module.LINEAR_SGD_RAMP)
+    rate = linear_sgd_rate(middle, many)
+    assert linear_margin(middle, many) == pytest.approx((low + rate) / 2)
     # the update of the auto rate: its SGD part is this rate times the damping
     facts = _facts(2_000, entries=36.0, n_samples=40_000)
     plan = resolve_plan(ConditionalNCEClassifier(), facts)
@@ -358,13 +362,13 @@ def test_the_plan_is_the_one_before_where_it_was_measured_best_and_continuous():
     assert np.all(margins[same] == before[same]) and np.all(rates[same] == 9.0)
     assert np.all(margins[counts <= plan_module.LINEAR_MARGIN_CLASSES] == low)
     assert counts[~same].min() == 501 and counts[~same].max() == 1_386
-    # between, a larger margin (article K600-K1386: accuracy and log-likelihood rose),
-    # at a smaller rate where the rows per class are many
+    # between, a larger margin at a smaller rate (article K600-K1300: accuracy and
+    # log-likelihood rose)
     assert np.all(margins[~same] > before[~same])
     slower = (counts > plan_module.LINEAR_MARGIN_CLASSES) & (rows > few)
     assert np.all(rates[slower] < 9.0) and np.all(rates[~slower] == 9.0)
     # no cliff: both grow with the label count, by small steps
-    assert np.all(np.diff(margins) >= 0) and np.max(np.diff(margins)) < 0.05
+    assert np.all(np.diff(margins) >= 0) and np.max(np.diff(margins)) < 0.1
     assert np.max(np.abs(np.diff(rates))) < 0.05
     assert np.all(margins[(rows <= few) & (counts >= 1_500)] > 0.99 * 9.0)
 
