@@ -27,10 +27,14 @@ makes a fit at most about 2x slower. Each repeat measures every case quiet then
 contended, case after case (A quiet, A contended, B quiet, ...), so slow drifts in the
 machine's load fall on all cases alike; the tables give medians over the repeats.
 CPU seconds are this process's user + system time (all its threads) plus that of its
-live worker processes (a grid search's loky workers), the competitors excepted. The
-load average (1 minute) is recorded before every measurement: a "quiet" fit is only as
-quiet as the machine. Before the clock: one untimed fit of every case on a small slice
-(imports, compilation, the loky workers' start).
+live worker processes (a grid search's loky workers), the competitors excepted; the
+preemptions are this process's involuntary context switches (not its workers'): a fit
+that resumes after each one refills its caches, so its CPU seconds grow with them, and
+a "quiet" fit that other work preempted often shrinks the ratio (benchmarks/README.md,
+issue 34, sixth session). The load average (1 minute) is recorded before every
+measurement: a "quiet" fit is only as quiet as the machine. Before the clock: one
+untimed fit of every case on a small slice (imports, compilation, the loky workers'
+start).
 
 Usage (other benchmarks must not run at the same time)::
 
@@ -59,7 +63,9 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+import numpy as np
 import psutil
+from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's sknce
@@ -114,16 +120,23 @@ def cpu_seconds(exclude: set[int]) -> float:
     return total
 
 
+def preemptions() -> int:
+    """Involuntary context switches of this process's threads so far: how often the
+    scheduler took a core from them (a fit's CPU seconds grow with it, issue 34)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_nivcsw
+
+
 def measure(fit: Callable[[], object], busy: bool, limit: float) -> dict:
-    """Wall and CPU seconds of ``fit()``, quiet or beside the competitors."""
+    """Wall and CPU seconds of ``fit()`` and this process's preemptions in it, quiet or
+    beside the competitors."""
     load = os.getloadavg()[0]
     with competitors(N_BUSY if busy else 0, limit) as pids:
-        cpu = cpu_seconds(pids)
+        cpu, switches = cpu_seconds(pids), preemptions()
         start = time.perf_counter()
         fit()
         wall = time.perf_counter() - start
-        cpu = cpu_seconds(pids) - cpu
-    return {"wall": wall, "cpu": cpu, "load": load}
+        cpu, switches = cpu_seconds(pids) - cpu, preemptions() - switches
+    return {"wall": wall, "cpu": cpu, "preemptions": switches, "load": load}
 
 
 # --- tasks ------------------------------------------------------------------------------
@@ -330,6 +343,62 @@ def _lda():
     return LinearDiscriminantAnalysis()
 
 
+#: Epochs of the plain PyTorch loop: as many as the default regressor's fit on the
+#: diabetes task runs before early stopping ends it (42, ``len(net_.history)``).
+TORCH_LOOP_EPOCHS = 42
+
+
+def _torch_loop(_, data):
+    """The regressor's own network, noise and loss in a hand-written PyTorch loop.
+
+    What a default ``ConditionalNCERegressor`` fit on the diabetes task trains (its
+    base, sampler, module, objective and untraced Adam, built by the estimator's own
+    hooks) on the first 90% of the rows (the fit holds out a random 10% for early
+    stopping), the same number of epochs of the same batch size, without skorch's
+    loop, callbacks and held-out scoring: the torch floor of that fit, measured beside
+    it under the same load (issue 34).
+    """
+    from sknce import ConditionalNCERegressor
+    from sknce._base import auto_batch_size
+    from sknce._random import Seeds
+    from sknce._untraced import UntracedAdam
+
+    X, y = data
+    estimator = ConditionalNCERegressor(random_state=0)
+    seeds = Seeds.from_random_state(0)
+    n_train = len(y) - int(np.ceil(estimator.validation_fraction * len(y)))
+    examples = estimator._validate_fit_data(X[:n_train], y[:n_train], reset=True, partial=False)
+    examples = estimator._start_fit(examples, seeds)
+    sampler = estimator._make_dataset(examples, "cpu").sampler
+    module = estimator._make_module(examples, seeds)
+    objective = estimator._make_objective()
+    optimizer = UntracedAdam(module.parameters(), lr=estimator.lr)
+    batch_size = auto_batch_size(n_train, estimator._batch_divisor)
+    rng = np.random.default_rng(0)
+    with threadpool_limits(1), _torch_threads(1):
+        for _ in range(TORCH_LOOP_EPOCHS):
+            order = rng.permutation(n_train)
+            for start in range(0, n_train, batch_size):
+                inputs, targets = sampler(order[start : start + batch_size], rng)
+                optimizer.zero_grad()
+                objective(module(**inputs), targets).backward()
+                optimizer.step()
+    return module
+
+
+@contextlib.contextmanager
+def _torch_threads(n: int) -> Iterator[None]:
+    """torch's intra-op threads set to ``n``, the caller's put back after (as a fit does)."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def _keywords_data(size):
     texts, Y, _ = keywords(size)
     return texts, Y
@@ -380,6 +449,12 @@ CASES = [
     _fasttext("keywords", loss="ova"),
     # the regressor and the latent-class embedder
     _nce("diabetes", "ConditionalNCERegressor", _LR),
+    Case(
+        "PyTorch loop (ConditionalNCERegressor's network)",
+        "diabetes",
+        lambda: None,
+        _torch_loop,
+    ),
     _sklearn("diabetes", "MLPRegressor()", lambda: _mlp("regressor"), _ALPHA),
     _nce("digits", "LatentClassNCEEmbedder", _LR),
     _sklearn("digits", "LinearDiscriminantAnalysis()", _lda, {"solver": ["svd", "lsqr"]}),
@@ -462,6 +537,9 @@ def summarise(samples: list[dict]) -> list[dict]:
                 "quiet cpu s": q_cpu,
                 "contended cpu s": b_cpu,
                 "cpu x": cpu_ratio,
+                # .get: samples of JSON files written before preemptions were counted
+                "quiet preemptions": statistics.median(s.get("preemptions", 0) for s in quiet),
+                "contended preemptions": statistics.median(s.get("preemptions", 0) for s in busy),
                 "fair": "yes" if time_ratio <= FAIR_TIME and cpu_ratio <= FAIR_CPU else "no",
                 "load quiet": f"{min(s['load'] for s in quiet):.1f}-"
                 f"{max(s['load'] for s in quiet):.1f}",
@@ -515,7 +593,8 @@ def main(argv: list[str] | None = None) -> None:
                     print(
                         f"  [{repeat + 1}/{repeats}] {case.task:<9} {case.system:<52} {kind:<22}"
                         f" {'contended' if busy else 'quiet':<9} {sample['wall']:7.2f} s "
-                        f"cpu {sample['cpu']:7.2f} s  load {sample['load']:.1f}",
+                        f"cpu {sample['cpu']:7.2f} s  preempted {sample['preemptions']:5d}x  "
+                        f"load {sample['load']:.1f}",
                         flush=True,
                     )
         # after every repeat: what is measured so far survives a run stopped later
