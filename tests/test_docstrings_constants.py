@@ -94,11 +94,16 @@ _PLAN_STATED = {
     "LINEAR_FEW_ROWS": ("hidden_layer_sizes", r"times more below (\d+) training rows per"),
     "LINEAR_FEW_ROWS_SCALE": ("hidden_layer_sizes", r"up to (\d+) times more below \d+"),
     "LINEAR_MARGIN": ("hidden_layer_sizes", r"additive margin of ([\d.]+)"),
-    "LINEAR_SGD_MARGIN": ("hidden_layer_sizes", r"per class to ([\d.]+) with many"),
+    "LINEAR_SGD_LR_MANY_ROWS": ("lr", r"the rate falls to ([\d.]+) with many"),
     "LINEAR_MARGIN_CLASSES": ("hidden_layer_sizes", r"damping \(from ([\d,]+) classes,"),
     "LINEAR_MARGIN_RAMP": (
         "hidden_layer_sizes",
         r"half way at ([\d.]+) times",
+        lambda v: (1 + v,),
+    ),
+    "LINEAR_SGD_RAMP": (
+        "hidden_layer_sizes",
+        r"its damping there, ([\d.]+) times with many",
         lambda v: (1 + v,),
     ),
     "LINEAR_MARGIN_ROWS": (

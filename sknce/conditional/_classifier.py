@@ -274,8 +274,10 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         model :class:`~sknce.nn.LinearLabelScorer` of the weighted input
         (``bag``), trained by the exact softmax with an additive margin of 1,
         growing with the update's damping (from 500 classes, half way at 5 times
-        its damping there) and with fewer than 7.5 rows per class to 9 with many
-        (:class:`~sknce.losses.MarginSoftmaxLoss`, ``plan_.margin``), where a per-example update of
+        its damping there, 2 times with many rows per class) to the rate of its SGD
+        update (``lr``: 9 up to 6.5 training rows per class, falling to 6 with no
+        fewer than 7.5 rows per class; :class:`~sknce.losses.MarginSoftmaxLoss`,
+        ``plan_.margin``), where a per-example update of
         its ``n_classes`` scores costs at most 32 times the factored model's
         ``64 * (entries + 17)``, with ``entries`` the mean stored entries of a
         row (up to 4 times more below 10 training rows per class, as
@@ -408,7 +410,9 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         about that root, so each example's scores move alike), plus 9 times the
         damping ``(n_classes / 350) ** 6`` that RowAdagrad then adds to the root of
         its accumulators (its ``eps``): AdaGrad with few classes, moving
-        continuously to SGD at that rate with many; each decaying linearly to
+        continuously to SGD at that rate with many (past 500 classes, as the margin
+        grows in ``hidden_layer_sizes``, the rate falls to 6 with many training rows
+        per class); each decaying linearly to
         0.01% of it over ``max_epochs`` (fastText's and word2vec's schedule;
         ``partial_fit`` calls count as epochs; no decay with an ``LRScheduler``
         callback or a given ``lr``); else 1e-3.

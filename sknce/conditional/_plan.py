@@ -48,6 +48,7 @@ __all__ = [
     "linear_damping",
     "linear_fits",
     "linear_margin",
+    "linear_sgd_rate",
     "linear_threads",
     "resolve_plan",
 ]
@@ -113,9 +114,10 @@ LINEAR_EPOCH_RANGE = (3, 50)
 #: With many classes row-wise AdaGrad stalls (one accumulator pools the gradients of
 #: every class's weight of a feature) where plain SGD keeps learning: ``lr="auto"``
 #: adds the damping ``(n_classes / LINEAR_DAMPING_CLASSES) ** LINEAR_DAMPING_POWER``
-#: to the root of the accumulators (RowAdagrad's ``eps``) and ``LINEAR_SGD_LR`` times
-#: it to the rate, so the update moves continuously from AdaGrad (few classes) to SGD
-#: at rate ``LINEAR_SGD_LR`` (many).
+#: to the root of the accumulators (RowAdagrad's ``eps``) and the SGD rate
+#: (:func:`linear_sgd_rate`: ``LINEAR_SGD_LR``, less past ``LINEAR_MARGIN_CLASSES``
+#: classes with many rows per class) times it to the rate, so the update moves
+#: continuously from AdaGrad (few classes) to SGD at that rate (many).
 #: The linear kernel's threads: one per ``LINEAR_THREAD_WORK`` multiply-adds of an
 #: example's scores (``entries * n_classes``), at most ``n_jobs``. Below, Hogwild's
 #: threads contend for the same rows (the biases, the frequent features) more than they
@@ -124,21 +126,31 @@ LINEAR_THREAD_WORK = 10_000
 LINEAR_DAMPING_CLASSES = 350
 LINEAR_DAMPING_POWER = 6
 LINEAR_SGD_LR = 9.0
-#: The training margin follows the update: one SGD step at rate ``LINEAR_SGD_LR`` moves
-#: the score of an example (a unit row) by about that rate, so a margin of 1 is met after
-#: one visit and the loss of a memorised example vanishes before the classes of a few
-#: rows each are told apart (the held-out scores stay flat, the fitted temperature about
-#: 0.65). With the damping, the plan's margin moves from ``LINEAR_MARGIN`` (AdaGrad) to
-#: ``LINEAR_SGD_MARGIN`` (SGD) as the update does (:func:`linear_margin`), from the
-#: damping of ``LINEAR_MARGIN_CLASSES`` classes on (over about ``LINEAR_MARGIN_RAMP``
-#: times that damping), and as the rows per class fall from ``LINEAR_MARGIN_ROWS[1]``
-#: to ``LINEAR_MARGIN_ROWS[0]``. With more rows per class (article K300-K1200) or less
-#: damping the larger margin lowered the held-out log-likelihood, so the margin stays
-#: AdaGrad's there and the plan is the one before the rule.
-LINEAR_SGD_MARGIN = 9.0
+#: The training margin follows the update: one SGD step at rate ``r`` moves the score of
+#: an example (a unit row) by about ``r``, so a margin of 1 is met after one visit and the
+#: loss of a memorised example vanishes before classes of a few rows each are told apart
+#: (the held-out scores stay flat, the fitted temperature about 0.65). Past the damping of
+#: ``LINEAR_MARGIN_CLASSES`` classes (over about ``LINEAR_SGD_RAMP`` times that
+#: damping with many rows per class, ``LINEAR_MARGIN_RAMP`` with few: the share ``s``
+#: of :func:`linear_margin`) the margin moves from
+#: ``LINEAR_MARGIN`` (AdaGrad's) to the SGD rate, and the rate itself from
+#: ``LINEAR_SGD_LR`` down to ``LINEAR_SGD_LR_MANY_ROWS`` as the rows per class rise from
+#: ``LINEAR_MARGIN_ROWS[0]`` to ``LINEAR_MARGIN_ROWS[1]`` (:func:`linear_sgd_rate`): with
+#: a few rows per class (article from 1,387 classes, 6.5 rows or fewer) rate and margin 9
+#: learned most; with more (article K600-K1000, 9-15 rows) margin 9 at rate 9, or any
+#: margin well below the rate (3-5 at rate 9), lowered the held-out log-likelihood, where
+#: margin 6 at rate 6 raised it and the accuracy (a rows ramp from 8.5 to 7.5 instead
+#: lost 0.05 nats on 1,000 classes of 7.7 rows). With many rows per class the share
+#: saturates within about 200 classes past ``LINEAR_MARGIN_CLASSES`` (``LINEAR_SGD_RAMP``;
+#: the slower ramp of a few rows, ``LINEAR_MARGIN_RAMP``, left the margin well below the
+#: rate at 800 classes of 10 rows, where the log-likelihood fell). Up to
+#: ``LINEAR_MARGIN_CLASSES`` classes the plan is the one before these rules (margin 1,
+#: rate 9).
+LINEAR_SGD_LR_MANY_ROWS = 6.0
 LINEAR_MARGIN_CLASSES = 500
 LINEAR_MARGIN_ROWS = (6.5, 7.5)
 LINEAR_MARGIN_RAMP = 4.0
+LINEAR_SGD_RAMP = 1.0
 
 #: The classifier's parameters a plan is resolved from (its snapshot).
 _PLAN_PARAMS = (
@@ -512,33 +524,74 @@ def linear_damping(n_classes: int) -> float:
     return float((n_classes / LINEAR_DAMPING_CLASSES) ** LINEAR_DAMPING_POWER)
 
 
+def _past_margin_classes(damping: float, ramp: float = LINEAR_MARGIN_RAMP) -> float:
+    """The share ``s = x / (1 + x)`` past the damping ``d0`` of ``LINEAR_MARGIN_CLASSES``
+    classes: ``x = max(0, damping / d0 - 1) / ramp``; 0 up to them, near 1 well past."""
+    d0 = linear_damping(LINEAR_MARGIN_CLASSES)
+    excess = max(0.0, damping / d0 - 1.0) / ramp
+    return excess / (1.0 + excess)
+
+
+def _many_rows(rows_per_class: float | None) -> float:
+    """0 at ``LINEAR_MARGIN_ROWS[0]`` rows per class or fewer, 1 at ``LINEAR_MARGIN_ROWS[1]``
+    or more (or unknown), linear in between."""
+    if not rows_per_class:
+        return 1.0
+    few, many = LINEAR_MARGIN_ROWS
+    return float(np.clip((rows_per_class - few) / (many - few), 0.0, 1.0))
+
+
+def linear_sgd_rate(damping: float, rows_per_class: float | None = None) -> float:
+    """The rate of the linear regime's damped update per unit of damping (its SGD rate).
+
+    ``LINEAR_SGD_LR - (LINEAR_SGD_LR - LINEAR_SGD_LR_MANY_ROWS) * s * m``: ``s`` the
+    share past the damping ``d0`` of ``LINEAR_MARGIN_CLASSES`` classes, ``x / (1 + x)``
+    with ``x = max(0, damping / d0 - 1) / LINEAR_SGD_RAMP`` (0 up to them, near 1 well
+    past them), ``m`` from 0 at ``LINEAR_MARGIN_ROWS[0]`` rows per class or fewer to 1
+    at ``LINEAR_MARGIN_ROWS[1]`` or more (or unknown), linear in between.
+
+    Parameters
+    ----------
+    damping : float
+        :func:`linear_damping`.
+    rows_per_class : float or None, default=None
+        Training rows per class; ``None`` (unknown): many.
+
+    Returns
+    -------
+    float
+    """
+    share = _past_margin_classes(damping, LINEAR_SGD_RAMP) * _many_rows(rows_per_class)
+    return float(LINEAR_SGD_LR - (LINEAR_SGD_LR - LINEAR_SGD_LR_MANY_ROWS) * share)
+
+
 def linear_margin(damping: float, rows_per_class: float | None = None) -> float:
     """The linear regime's training margin for the update of ``damping``.
 
-    ``LINEAR_MARGIN + (LINEAR_SGD_MARGIN - LINEAR_MARGIN) * x / (1 + x) * r``: ``x =
-    max(0, damping / d0 - 1) / LINEAR_MARGIN_RAMP`` with ``d0`` the damping of
-    ``LINEAR_MARGIN_CLASSES`` classes (:func:`linear_damping`), and ``r`` from 0 at
-    ``LINEAR_MARGIN_ROWS[1]`` rows per class or more to 1 at ``LINEAR_MARGIN_ROWS[0]``
-    or fewer, linear in between. AdaGrad's margin with little damping or many rows per
-    class, the SGD margin (the scale of one SGD step's change of a score) with much
-    damping and a few rows per class, continuous in both.
+    ``LINEAR_MARGIN + (r - LINEAR_MARGIN) * s``: ``r`` the SGD rate
+    (:func:`linear_sgd_rate`, the scale of one SGD step's change of a score), ``s`` the
+    share past the damping ``d0`` of ``LINEAR_MARGIN_CLASSES`` classes, ``x / (1 + x)``
+    with ``x = max(0, damping / d0 - 1) / ramp``: ``ramp`` is ``LINEAR_MARGIN_RAMP``
+    with a few rows per class and ``LINEAR_SGD_RAMP`` (the rate's) with many, linear in
+    the rate's ``m`` between (:func:`linear_sgd_rate`). AdaGrad's margin up to ``d0``,
+    the SGD rate well past it; continuous in both arguments.
 
     Parameters
     ----------
     damping : float
         :func:`linear_damping` (0: RowAdagrad's own update, an explicit ``lr``).
     rows_per_class : float or None, default=None
-        Training rows per class; ``None`` (unknown): AdaGrad's margin.
+        Training rows per class; ``None`` (unknown): many.
 
     Returns
     -------
     float
     """
-    excess = max(0.0, damping / linear_damping(LINEAR_MARGIN_CLASSES) - 1.0) / LINEAR_MARGIN_RAMP
-    few, many = LINEAR_MARGIN_ROWS
-    rows = np.clip((many - rows_per_class) / (many - few), 0.0, 1.0) if rows_per_class else 0.0
-    share = excess / (1.0 + excess) * float(rows)
-    return float(LINEAR_MARGIN + (LINEAR_SGD_MARGIN - LINEAR_MARGIN) * share)
+    many = _many_rows(rows_per_class)
+    slow = _past_margin_classes(damping)
+    share = slow + many * (_past_margin_classes(damping, LINEAR_SGD_RAMP) - slow)
+    rate = linear_sgd_rate(damping, rows_per_class)
+    return float(LINEAR_MARGIN + (rate - LINEAR_MARGIN) * share)
 
 
 def linear_threads(n_classes: int, entries: float) -> int:
@@ -575,12 +628,14 @@ def _sparse_optimizer(optimizer: type, kwargs: dict) -> type | None:
     return None
 
 
-def _auto_lr(regime: str, kernel: bool, entries: float | None, damping: float = 0.0) -> float:
+def _auto_lr(
+    regime: str, kernel: bool, entries: float | None, damping: float = 0.0, sgd_rate: float = 0.0
+) -> float:
     """The rate of ``lr="auto"`` for the regime and its step (and the linear regime's
-    damping)."""
+    damping and SGD rate, :func:`linear_sgd_rate`)."""
     if regime == "linear" and kernel:
         adagrad = np.clip(LINEAR_LR / np.sqrt(max(entries, 1.0)), *LINEAR_LR_RANGE)
-        return float(adagrad + LINEAR_SGD_LR * damping)
+        return float(adagrad + sgd_rate * damping)
     if regime == "bag" and kernel:
         return float(np.clip(BAG_LR_PER_ENTRY * (entries or 0.0), *BAG_LR_RANGE))
     return ADAM_LR
@@ -647,6 +702,7 @@ def resolve_plan(
     n_classes = facts.n_classes
     objective = "ova" if facts.multilabel else estimator.objective
     margin, exhaustive, n_negatives, damping, max_threads, n_buckets = 0.0, False, 0, 0.0, 0, 0
+    sgd_rate = 0.0
     bag = None
     if facts.entries is not None:
         bag = estimator.bag
@@ -664,10 +720,12 @@ def resolve_plan(
         objective = "softmax"
         width = n_classes
         n_buckets = linear_buckets(n_classes, facts.n_features)
+        rows_per_class = facts.n_samples and facts.n_samples / n_classes
         if kernel and optimizer is RowAdagrad and estimator.lr == "auto":
             damping = linear_damping(n_classes)
+            sgd_rate = linear_sgd_rate(damping, rows_per_class)
         if estimator.objective == "ranking":
-            margin = linear_margin(damping, facts.n_samples and facts.n_samples / n_classes)
+            margin = linear_margin(damping, rows_per_class)
         if kernel:
             max_threads = linear_threads(n_classes, facts.entries)
         epoch_rule = (LINEAR_EXAMPLES, *LINEAR_EPOCH_RANGE)
@@ -701,7 +759,7 @@ def resolve_plan(
     if batch_size == "auto":
         batch_size = BAG_BATCH if kernel else AUTOGRAD_BATCH
     n_norm = estimator.n_norm_samples if estimator.self_normalization > 0 else 0
-    auto_lr = _auto_lr(regime, kernel, facts.entries, damping)
+    auto_lr = _auto_lr(regime, kernel, facts.entries, damping, sgd_rate)
     shared = bool(estimator.shared_negatives) or exhaustive
     plan = dict(
         regime=regime,

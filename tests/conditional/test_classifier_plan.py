@@ -28,6 +28,7 @@ from sknce.conditional._plan import (
     linear_damping,
     linear_fits,
     linear_margin,
+    linear_sgd_rate,
     linear_threads,
     resolve_plan,
 )
@@ -262,10 +263,11 @@ def test_the_linear_plan():
     )
 
 
-def _first_rates(n_classes: int, entries: float = 30.0) -> tuple[float, float]:
+def _first_rates(n_classes: int, entries: float = 30.0, rows: float = 3.0) -> tuple[float, float]:
     """The linear plan's step per unit gradient on a row's first small and large updates:
-    ``lr / (|g| + damping)`` at ``|g|`` = 0.01 and 1."""
-    plan = resolve_plan(ConditionalNCEClassifier(), _facts(n_classes, entries=entries))
+    ``lr / (|g| + damping)`` at ``|g|`` = 0.01 and 1, with ``rows`` training rows per class."""
+    facts = _facts(n_classes, entries=entries, n_samples=round(rows * n_classes))
+    plan = resolve_plan(ConditionalNCEClassifier(), facts)
     return tuple(plan.lr / (g + plan.damping) for g in (0.01, 1.0))
 
 
@@ -276,12 +278,14 @@ def test_the_damping_moves_the_update_from_adagrad_to_sgd_continuously():
     # AdaGrad where there are few classes: a small gradient takes a large step
     small, large = _first_rates(20)
     assert linear_damping(20) < 1e-3 and small > 50 * large
-    # SGD at LINEAR_SGD_LR where there are many: every step is about sgd_lr per unit gradient
+    # SGD where there are many: every step is about the SGD rate per unit gradient,
+    # LINEAR_SGD_LR with a few rows per class, LINEAR_SGD_LR_MANY_ROWS with many
     for n_classes in (1000, 2000):
-        small, large = _first_rates(n_classes)
-        assert small == pytest.approx(sgd_lr, rel=0.05) and large == pytest.approx(
-            sgd_lr, rel=0.05
-        )
+        for rows, rate in ((3.0, sgd_lr), (20.0, plan_module.LINEAR_SGD_LR_MANY_ROWS)):
+            small, large = _first_rates(n_classes, rows=rows)
+            assert small == pytest.approx(rate, rel=0.06) and large == pytest.approx(
+                rate, rel=0.06
+            )
     # continuous across the whole range: neighbouring label counts, neighbouring rules
     counts = np.arange(2, 3001)
     rates = np.array([_first_rates(k) for k in counts])
@@ -290,21 +294,58 @@ def test_the_damping_moves_the_update_from_adagrad_to_sgd_continuously():
     assert np.all(np.diff([linear_damping(k) for k in counts]) > 0)
 
 
-def test_the_margin_grows_with_the_damping_and_the_fewness_of_the_rows():
-    low, high = plan_module.LINEAR_MARGIN, plan_module.LINEAR_SGD_MARGIN
+def _margin_before(damping: float, rows: float) -> float:
+    """The rule before this one (round 5b): ``1 + 8 s r``, ``r`` from 0 at 7.5 rows per
+    class to 1 at 6.5, at the SGD rate of 9 whatever the rows."""
+    d0 = linear_damping(500)
+    excess = max(0.0, damping / d0 - 1.0) / 4.0
+    return 1.0 + 8.0 * excess / (1.0 + excess) * float(np.clip(7.5 - rows, 0.0, 1.0))
+
+
+def test_the_sgd_rate_falls_with_many_rows_per_class_past_the_margins_classes():
+    high, low = plan_module.LINEAR_SGD_LR, plan_module.LINEAR_SGD_LR_MANY_ROWS
     d0 = linear_damping(plan_module.LINEAR_MARGIN_CLASSES)
     few, many = plan_module.LINEAR_MARGIN_ROWS
     huge = 1e12
-    assert linear_margin(0.0) == linear_margin(huge) == low  # rows per class unknown
-    assert linear_margin(d0, 1.0) == linear_margin(huge, many) == linear_margin(huge, 50) == low
+    # up to the damping of LINEAR_MARGIN_CLASSES classes, the rate before, whatever the rows
+    for damping in np.linspace(0.0, d0, 20):
+        for rows in (None, 1.0, few, many, 50.0):
+            assert linear_sgd_rate(damping, rows) == high
+    # well past it: with a few rows per class the rate before, with many (or unknown) less
+    assert linear_sgd_rate(huge, few) == linear_sgd_rate(huge, 1.0) == high
+    assert linear_sgd_rate(huge, many) == linear_sgd_rate(huge, 50.0) == pytest.approx(low)
+    assert linear_sgd_rate(huge) == pytest.approx(low)
+    assert linear_sgd_rate(huge, (few + many) / 2) == pytest.approx((high + low) / 2)
+    middle = d0 * (1 + plan_module.LINEAR_SGD_RAMP)  # half way past d0
+    assert linear_sgd_rate(middle, many) == pytest.approx((high + low) / 2)
+
+
+def test_the_margin_is_adagrads_then_the_sgd_rate():
+    low = plan_module.LINEAR_MARGIN
+    d0 = linear_damping(plan_module.LINEAR_MARGIN_CLASSES)
+    few, many = plan_module.LINEAR_MARGIN_ROWS
+    huge = 1e12
+    assert linear_margin(0.0) == linear_margin(d0) == linear_margin(d0, 1.0) == low
+    for rows in (None, 1.0, few, (few + many) / 2, many, 50.0):
+        assert linear_margin(huge, rows) == pytest.approx(linear_sgd_rate(huge, rows))
+    # half way past d0: with a few rows per class over LINEAR_MARGIN_RAMP times d0, with
+    # many over LINEAR_SGD_RAMP times (at the rate of many rows)
     middle = d0 * (1 + plan_module.LINEAR_MARGIN_RAMP)
-    assert linear_margin(middle, few) == pytest.approx((low + high) / 2)
-    assert linear_margin(huge, (few + many) / 2) == pytest.approx((low + high) / 2)
-    assert linear_margin(huge, few) == linear_margin(huge, 1.0) == pytest.approx(high)
+    assert linear_margin(middle, few) == pytest.approx((low + plan_module.LINEAR_SGD_LR) / 2)
+    middle = d0 * (1 + plan_module.LINEAR_SGD_RAMP)
+    rate = linear_sgd_rate(middle, many)
+    assert linear_margin(middle, many) == pytest.approx((low + rate) / 2)
+    # the update of the auto rate: its SGD part is this rate times the damping
+    facts = _facts(2_000, entries=36.0, n_samples=40_000)
+    plan = resolve_plan(ConditionalNCEClassifier(), facts)
+    assert plan.lr == pytest.approx(
+        plan_module.LINEAR_LR / 6 + linear_sgd_rate(plan.damping, 20.0) * plan.damping
+    )
+    assert plan.margin == linear_margin(plan.damping, 20.0)
 
 
-def test_the_margin_across_label_counts_is_mains_where_rows_are_many_and_continuous():
-    low, high = plan_module.LINEAR_MARGIN, plan_module.LINEAR_SGD_MARGIN
+def test_the_plan_is_the_one_before_where_it_was_measured_best_and_continuous():
+    low = plan_module.LINEAR_MARGIN
     few, many = plan_module.LINEAR_MARGIN_ROWS
     counts = np.arange(2, 6_001)
     facts = dict(n_features=ARTICLE_FEATURES, entries=ARTICLE_ENTRIES, n_samples=ARTICLE_ROWS)
@@ -312,17 +353,24 @@ def test_the_margin_across_label_counts_is_mains_where_rows_are_many_and_continu
     assert {plan.regime for plan in plans} == {"linear"}  # folded past the table cap
     margins = np.array([plan.margin for plan in plans])
     rows = ARTICLE_ROWS / counts
-    # the plan is main's (AdaGrad's margin exactly, so the same model) up to 500 classes
-    # and wherever the rows per class are many: there the larger margin lowered the
-    # held-out log-likelihood (article K300, K500, K1000, K1200)
-    main = (counts <= plan_module.LINEAR_MARGIN_CLASSES) | (rows >= many)
-    assert np.all(margins[main] == low) and counts[~main].min() == 1_202
-    steps = np.diff(margins)
-    assert np.all(steps >= 0) and np.all(steps[~main[1:] & (counts[1:] <= 3_000)] > 0)
-    assert np.max(steps) < 0.05  # no cliff
-    # with a few rows per class (article chunks of 4-6 rows from 1,500 classes) SGD's
-    assert margins[1_500 - 2] == pytest.approx(high, rel=0.01)
-    assert np.all(margins[rows <= few] > 0.99 * high)
+    rates = np.array([linear_sgd_rate(p.damping, r) for p, r in zip(plans, rows)])
+    # exactly the plan before (rate and margin, so the same model) up to 500 classes
+    # whatever the rows (article K2-K500, K128/K129, newsgroups) and with 6.5 rows per
+    # class or fewer (article from 1,387 classes), where it learned most
+    before = np.array([_margin_before(p.damping, r) for p, r in zip(plans, rows)])
+    same = (counts <= plan_module.LINEAR_MARGIN_CLASSES) | (rows <= 6.5)
+    assert np.all(margins[same] == before[same]) and np.all(rates[same] == 9.0)
+    assert np.all(margins[counts <= plan_module.LINEAR_MARGIN_CLASSES] == low)
+    assert counts[~same].min() == 501 and counts[~same].max() == 1_386
+    # between, a larger margin at a smaller rate (article K600-K1300: accuracy and
+    # log-likelihood rose)
+    assert np.all(margins[~same] > before[~same])
+    slower = (counts > plan_module.LINEAR_MARGIN_CLASSES) & (rows > few)
+    assert np.all(rates[slower] < 9.0) and np.all(rates[~slower] == 9.0)
+    # no cliff: both grow with the label count, by small steps
+    assert np.all(np.diff(margins) >= 0) and np.max(np.diff(margins)) < 0.1
+    assert np.max(np.abs(np.diff(rates))) < 0.05
+    assert np.all(margins[(rows <= few) & (counts >= 1_500)] > 0.99 * 9.0)
 
 
 def test_a_larger_margin_than_adagrads_comes_only_with_an_update_mostly_sgds():
@@ -393,8 +441,8 @@ def test_a_few_rows_per_class_learn_better_with_the_margin_of_the_sgd_update(mon
         return est.plan_.margin, np.mean(scores)
 
     margin, default = accuracy()
-    assert margin == pytest.approx(plan_module.LINEAR_SGD_MARGIN, rel=0.06)
-    monkeypatch.setattr(plan_module, "LINEAR_SGD_MARGIN", plan_module.LINEAR_MARGIN)
+    assert margin == pytest.approx(plan_module.LINEAR_SGD_LR, rel=0.06)
+    monkeypatch.setattr(plan_module, "linear_margin", lambda *args: plan_module.LINEAR_MARGIN)
     margin, before = accuracy()  # the rule before: a margin of 1 at every label count
     assert margin == plan_module.LINEAR_MARGIN
     assert default > before + 0.01
