@@ -111,6 +111,16 @@ _PLAN_STATED = {
         r"fewer than\s+([\d.]+) rows per class",
         lambda v: (v[1],),
     ),
+    "LINEAR_WIDE_CLASSES": (
+        "hidden_layer_sizes",
+        r"twice that rate between ([\d,]+) and ([\d,]+) classes",
+        lambda v: v,
+    ),
+    "LINEAR_WIDE_ROWS": (
+        "hidden_layer_sizes",
+        r"in full from ([\d.]+) training rows per class, none at ([\d.]+)\)",
+        lambda v: (v[1], v[0]),
+    ),
     "SPARSE_RATIO": ("sparse_embeddings", r"at least (\d+) times as many rows"),
     "LINEAR_SGD_LR": ("lr", r"plus ([\d.]+) times the damping"),
     "LINEAR_DAMPING_CLASSES": ("lr", r"damping ``\(n_classes / ([\d,]+)\) \*\* \d+``"),

@@ -277,16 +277,17 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         its damping there, 2 times with many rows per class) to the rate of its SGD
         update (``lr``: 9 up to 6.5 training rows per class, falling to 6 with no
         fewer than 7.5 rows per class; :class:`~sknce.losses.MarginSoftmaxLoss`,
-        ``plan_.margin``), where a per-example update of
-        its ``n_classes`` scores costs at most 32 times the factored model's
-        ``64 * (entries + 17)``, with ``entries`` the mean stored entries of a
-        row (up to 4 times more below 10 training rows per class, as
-        ``10 / rows_per_class``: the factored model learns little from a few rows
-        of a class); its table holds at most 2**27 numbers, past which the
-        features share ``2**27 // n_classes`` rows (feature ``j`` row ``j`` modulo
-        that, ``plan_.n_buckets``); otherwise the factored
-        :class:`~sknce.nn.BagEncoder`, the weighted mean of the rows of the
-        features present (fastText's hidden layer; see :ref:`huge_label_spaces`).
+        ``plan_.margin``) and, with a few rows per class, on to twice that rate
+        between 2,500 and 3,000 classes (in full from 2 training rows per class,
+        none at 1), where a per-example update of its ``n_classes`` scores costs
+        at most 32 times the factored model's ``64 * (entries + 17)``, with
+        ``entries`` the mean stored entries of a row (up to 4 times more below 10
+        training rows per class, as ``10 / rows_per_class``: the factored model
+        learns little from a few rows of a class); its table holds at most 2**27
+        numbers, past which the features share ``2**27 // n_classes`` rows
+        (feature ``j`` row ``j`` modulo that, ``plan_.n_buckets``); otherwise the
+        factored :class:`~sknce.nn.BagEncoder`, the weighted mean of the rows of
+        the features present (fastText's hidden layer; see :ref:`huge_label_spaces`).
         Both train by a compiled step on the CPU with the default optimizer; the
         choice is ``plan_.regime``.
     bag : {"auto", "log1p-idf", "tf", "log1p", "counts"}, default="auto"

@@ -326,8 +326,9 @@ def test_the_margin_is_adagrads_then_the_sgd_rate():
     few, many = plan_module.LINEAR_MARGIN_ROWS
     huge = 1e12
     assert linear_margin(0.0) == linear_margin(d0) == linear_margin(d0, 1.0) == low
-    for rows in (None, 1.0, few, (few + many) / 2, many, 50.0):
-        assert linear_margin(huge, rows) == pytest.approx(linear_sgd_rate(huge, rows))
+    # (well past LINEAR_WIDE_CLASSES too: twice the rate of a few rows, none at one row)
+    for rows, wide in ((None, 0), (1.0, 0), (few, 1), ((few + many) / 2, 0.5), (many, 0)):
+        assert linear_margin(huge, rows) == pytest.approx(linear_sgd_rate(huge, rows) * (1 + wide))
     # half way past d0: with a few rows per class over LINEAR_MARGIN_RAMP times d0, with
     # many over LINEAR_SGD_RAMP times (at the rate of many rows)
     middle = d0 * (1 + plan_module.LINEAR_MARGIN_RAMP)
@@ -356,21 +357,115 @@ def test_the_plan_is_the_one_before_where_it_was_measured_best_and_continuous():
     rates = np.array([linear_sgd_rate(p.damping, r) for p, r in zip(plans, rows)])
     # exactly the plan before (rate and margin, so the same model) up to 500 classes
     # whatever the rows (article K2-K500, K128/K129, newsgroups) and with 6.5 rows per
-    # class or fewer (article from 1,387 classes), where it learned most
+    # class or fewer (article from 1,387 classes) up to the wide margin's classes, where
+    # it learned most
     before = np.array([_margin_before(p.damping, r) for p, r in zip(plans, rows)])
-    same = (counts <= plan_module.LINEAR_MARGIN_CLASSES) | (rows <= 6.5)
+    wide = counts > plan_module.LINEAR_WIDE_CLASSES[0]
+    same = ((counts <= plan_module.LINEAR_MARGIN_CLASSES) | (rows <= 6.5)) & ~wide
     assert np.all(margins[same] == before[same]) and np.all(rates[same] == 9.0)
     assert np.all(margins[counts <= plan_module.LINEAR_MARGIN_CLASSES] == low)
-    assert counts[~same].min() == 501 and counts[~same].max() == 1_386
+    assert counts[~same & ~wide].min() == 501 and counts[~same & ~wide].max() == 1_386
     # between, a larger margin at a smaller rate (article K600-K1300: accuracy and
-    # log-likelihood rose)
+    # log-likelihood rose); past 2,500 classes (2-3.6 rows per class) the wide margin,
+    # larger again at the rate of a few rows (article K2750-K6000: both rose)
     assert np.all(margins[~same] > before[~same])
     slower = (counts > plan_module.LINEAR_MARGIN_CLASSES) & (rows > few)
     assert np.all(rates[slower] < 9.0) and np.all(rates[~slower] == 9.0)
-    # no cliff: both grow with the label count, by small steps
-    assert np.all(np.diff(margins) >= 0) and np.max(np.diff(margins)) < 0.1
+    # no cliff: both change with the label count by small steps, and the margin grows
+    # with it until the rows per class fall below LINEAR_WIDE_ROWS[1] (2 rows, 4,507
+    # classes): there the rows guard narrows it again as the rows fall, not the classes
+    # (at fixed rows per class it grows with the classes: the test below)
+    guarded = rows < plan_module.LINEAR_WIDE_ROWS[1]
+    assert counts[guarded].min() == 4_508
+    assert np.all(np.diff(margins[~guarded]) >= 0) and np.all(np.diff(margins[guarded]) < 0)
+    assert np.max(np.abs(np.diff(margins))) < 0.1
     assert np.max(np.abs(np.diff(rates))) < 0.05
     assert np.all(margins[(rows <= few) & (counts >= 1_500)] > 0.99 * 9.0)
+
+
+def _margin_round_6(damping: float, rows: float | None) -> float:
+    """The rule before the wide margin (round 6), in the order of its operations: the
+    margin ``1 + (r - 1) s`` at the SGD rate ``r = 9 - 3 f m``, ``s = g + m (f - g)``,
+    ``f`` and ``g`` the shares past 500 classes' damping over 1 and 4 times it, ``m``
+    from 0 at 6.5 rows per class to 1 at 7.5 (unknown: 1)."""
+    d0 = linear_damping(500)
+    fast, slow = (max(0.0, damping / d0 - 1.0) / ramp for ramp in (1.0, 4.0))
+    fast, slow = fast / (1.0 + fast), slow / (1.0 + slow)
+    many = float(np.clip((rows - 6.5) / 1.0, 0.0, 1.0)) if rows else 1.0
+    rate = 9.0 - (9.0 - 6.0) * (fast * many)
+    return float(1.0 + (rate - 1.0) * (slow + many * (fast - slow)))
+
+
+def _widening(n_classes: int, rows: float | None) -> float:
+    """The ``w`` of the margin's target ``r (1 + w)``, read back from the margin."""
+    damping = linear_damping(n_classes)
+    rate = linear_sgd_rate(damping, rows)
+    share = (_margin_round_6(damping, rows) - 1.0) / (rate - 1.0)
+    target = 1.0 + (linear_margin(damping, rows) - 1.0) / share
+    return target / rate - 1.0
+
+
+ROWS_SCREENED = (None, 0.5, 1.0, 1.5, 2.0, 3.0, 4.5, 6.5, 7.0, 7.5, 10.0, 20.0, 200.0)
+
+
+def test_the_wide_margin_leaves_round_6s_plan_up_to_its_classes_and_with_many_rows():
+    # article chunks up to 2,500 classes, and any label count with 7.5 rows per class or
+    # more (the centre-word sweep, 12-20 rows at 3,000-5,000 classes): exactly round 6's
+    lo = plan_module.LINEAR_WIDE_CLASSES[0]
+    many = plan_module.LINEAR_MARGIN_ROWS[1]
+    for k in np.arange(2, 20_001, 7).tolist() + [lo, lo + 1]:
+        damping = linear_damping(k)
+        for rows in ROWS_SCREENED:
+            if k <= lo or rows is None or rows >= many:
+                assert linear_margin(damping, rows) == _margin_round_6(damping, rows), (k, rows)
+            else:
+                assert linear_margin(damping, rows) >= _margin_round_6(damping, rows), (k, rows)
+    article = dict(n_features=ARTICLE_FEATURES, entries=ARTICLE_ENTRIES, n_samples=ARTICLE_ROWS)
+    facts = [_facts(k, **article) for k in (2_000, 2_495)]  # article K2000, K2500
+    facts += [_facts(5_000, n_samples=5_000 * rows) for rows in (many, 12.0, 20.0)]
+    for fact in facts:
+        plan = resolve_plan(ConditionalNCEClassifier(), fact)
+        assert plan.regime == "linear" and plan.damping > 0
+        assert plan.margin == _margin_round_6(plan.damping, fact.n_samples / fact.n_classes)
+
+
+def test_the_wide_margin_switches_in_with_the_classes_and_the_rows_per_class():
+    lo, hi = plan_module.LINEAR_WIDE_CLASSES
+    one, two = plan_module.LINEAR_WIDE_ROWS
+    few, many = plan_module.LINEAR_MARGIN_ROWS
+    assert (lo, hi, one, two) == (2_500, 3_000, 1.0, 2.0)
+    # the classes: none at LINEAR_WIDE_CLASSES[0], half way, in full from [1]
+    for rows in (two, 3.0, few):
+        assert _widening(lo, rows) == pytest.approx(0.0, abs=1e-9)
+        assert _widening((lo + hi) // 2, rows) == pytest.approx(0.5)
+        assert _widening(hi, rows) == _widening(20_000, rows) == pytest.approx(1.0)
+    # the rows: none at one row per class or fewer, in full from two, none from 7.5 rows
+    # (the rate's own rows factor), linear between
+    for k, full in ((hi, 1.0), (4_000, 1.0), ((lo + hi) // 2, 0.5)):
+        for rows, share in ((0.5, 0.0), (one, 0.0), (1.5, 0.5), (two, 1.0), (few, 1.0)):
+            assert _widening(k, rows) == pytest.approx(share * full, abs=1e-9), (k, rows)
+        assert _widening(k, (few + many) / 2) == pytest.approx(0.5 * full)
+        assert _widening(k, many) == _widening(k, None) == pytest.approx(0.0, abs=1e-9)
+    # so the margin: twice the rate of a few rows well past the classes, that rate at
+    # one row per class
+    huge = linear_damping(10**6)
+    rate = plan_module.LINEAR_SGD_LR
+    assert linear_margin(huge, 3.0) == pytest.approx(2 * rate)
+    assert linear_margin(huge, 1.0) == pytest.approx(rate)
+
+
+def test_the_wide_margin_is_continuous_and_grows_with_the_classes_at_fixed_rows():
+    counts = np.arange(2, 12_001)
+    dampings = [linear_damping(k) for k in counts]
+    for rows in ROWS_SCREENED:
+        margins = np.array([linear_margin(d, rows) for d in dampings])
+        assert np.all(np.diff(margins) >= 0), rows
+        assert np.max(np.diff(margins)) < 0.1, rows
+    # and by small steps in the rows per class at a fixed label count
+    rows = np.linspace(0.5, 10.0, 1_901)  # steps of 0.005 rows per class
+    for k in (2_750, 3_000, 4_000, 6_000):
+        margins = np.array([linear_margin(linear_damping(k), r) for r in rows])
+        assert np.max(np.abs(np.diff(margins))) < 0.1, k
 
 
 def test_a_larger_margin_than_adagrads_comes_only_with_an_update_mostly_sgds():
