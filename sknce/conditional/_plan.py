@@ -542,13 +542,16 @@ def _past_margin_classes(damping: float, ramp: float = LINEAR_MARGIN_RAMP) -> fl
     return excess / (1.0 + excess)
 
 
+def _ramp(value: float, bounds: tuple[float, float]) -> float:
+    """0 at ``bounds[0]`` or below, 1 at ``bounds[1]`` or above, linear in between."""
+    lo, hi = bounds
+    return float(np.clip((value - lo) / (hi - lo), 0.0, 1.0))
+
+
 def _many_rows(rows_per_class: float | None) -> float:
     """0 at ``LINEAR_MARGIN_ROWS[0]`` rows per class or fewer, 1 at ``LINEAR_MARGIN_ROWS[1]``
     or more (or unknown), linear in between."""
-    if not rows_per_class:
-        return 1.0
-    few, many = LINEAR_MARGIN_ROWS
-    return float(np.clip((rows_per_class - few) / (many - few), 0.0, 1.0))
+    return _ramp(rows_per_class, LINEAR_MARGIN_ROWS) if rows_per_class else 1.0
 
 
 def linear_sgd_rate(damping: float, rows_per_class: float | None = None) -> float:
@@ -580,12 +583,11 @@ def _wide(damping: float, rows_per_class: float | None) -> float:
     ``LINEAR_WIDE_CLASSES`` (read from the damping, of which they are the
     ``LINEAR_DAMPING_POWER``-th root) times the rows' through ``LINEAR_WIDE_ROWS``
     (unknown: all) times ``1 - m``; exactly 0 up to ``LINEAR_WIDE_CLASSES[0]``."""
-    lo, hi = LINEAR_WIDE_CLASSES
+    lo = LINEAR_WIDE_CLASSES[0]
     classes = (damping / linear_damping(lo)) ** (1.0 / LINEAR_DAMPING_POWER) * lo
-    wide = float(np.clip((classes - lo) / (hi - lo), 0.0, 1.0))
+    wide = _ramp(classes, LINEAR_WIDE_CLASSES)
     if rows_per_class:
-        one, two = LINEAR_WIDE_ROWS
-        wide *= float(np.clip((rows_per_class - one) / (two - one), 0.0, 1.0))
+        wide *= _ramp(rows_per_class, LINEAR_WIDE_ROWS)
     return wide * (1.0 - _many_rows(rows_per_class))
 
 
