@@ -9,7 +9,11 @@ constants patched in this process only (``sknce.conditional._plan`` is not edite
   update), else the rule's;
 - ``--margin-scale S``: the rule's margin times ``S`` where it exceeds 1;
 - ``--sgd-lr R``: ``LINEAR_SGD_LR``; ``--max-weights W``: ``LINEAR_MAX_WEIGHTS`` (the
-  linear table's cap); ``--examples N``: ``LINEAR_EXAMPLES`` (the epoch rule).
+  linear table's cap); ``--examples N``: ``LINEAR_EXAMPLES`` (the epoch rule);
+- ``--untempered``: early stopping on the raw held-out loss, as before the tempered
+  check (``TemperedEarlyStopping``), for paired screens of that check;
+- ``--task``: the task's data instead of ``article_k(K)`` (``article``, ``newsgroups``,
+  ``wiki_stemmed``: ``bench_label_count.py``'s fixed tasks).
 
 Appends one JSON line (accuracy, test log-likelihood, the plan's margin, rate, buckets,
 epochs, the held-out loss of the prior start and of the first and best epochs of the fit
@@ -52,6 +56,15 @@ def patch_plan(args) -> None:
         return base * args.margin_scale
 
     _plan.linear_margin = margin
+    if args.untempered:
+        from sknce._callbacks import ChanceAwareEarlyStopping
+        from sknce.conditional import _classifier
+
+        _classifier.TemperedEarlyStopping = ChanceAwareEarlyStopping
+    if args.scope:
+        from sknce.conditional._tempered_stopping import TemperedEarlyStopping
+
+        TemperedEarlyStopping.scope = args.scope
     for name, value in (
         ("LINEAR_SGD_LR", args.sgd_lr),
         ("LINEAR_MAX_WEIGHTS", args.max_weights),
@@ -75,6 +88,17 @@ def record_start_losses(losses: list) -> None:
     ChanceAwareEarlyStopping.on_epoch_begin = on_epoch_begin
 
 
+def load_task(args):
+    """``((X_train, y_train, X_test, y_test), token pattern)`` of ``--task`` (its first
+    split) or of ``article_k(--k)``."""
+    if args.task is None:
+        return article_k(args.k), r"\S+"
+    from bench_label_count import task_splits
+
+    splits, pattern = task_splits(args.task, False, {})
+    return splits[0], pattern
+
+
 def screen(args) -> dict:
     from sklearn.feature_extraction.text import CountVectorizer
 
@@ -83,8 +107,9 @@ def screen(args) -> dict:
     patch_plan(args)
     start_losses: list = []
     record_start_losses(start_losses)
-    X_train, y_train, X_test, y_test = article_k(args.k)
-    vectorizer = CountVectorizer(token_pattern=r"\S+", lowercase=False)
+    (X_train, y_train, X_test, y_test), pattern = load_task(args)
+    options = {} if pattern is None else {"token_pattern": pattern, "lowercase": False}
+    vectorizer = CountVectorizer(**options)
     Xtr, Xte = vectorizer.fit_transform(X_train), None
     Xte = vectorizer.transform(X_test)
     clf = ConditionalNCEClassifier(random_state=args.seed, n_jobs=1)
@@ -96,8 +121,10 @@ def screen(args) -> dict:
     plan = clf.plan_
     selection = getattr(clf, "selection_history_", clf.history_)
     held_out = [row["valid_loss"] for row in selection if "valid_loss" in row]
+    tempered = [row.get("valid_tempered_loss") for row in selection if "valid_loss" in row]
     return {
         "k": args.k,
+        "task": args.task,
         "n_classes": len(clf.classes_),
         "rows_per_class": round(len(y_train) / len(clf.classes_), 3),
         "seed": args.seed,
@@ -112,6 +139,9 @@ def screen(args) -> dict:
         # its start (the prior): the best must beat it or the fit keeps the prior
         "valid_first_best": [round(held_out[0], 3), round(min(held_out), 3)] if held_out else None,
         "valid_prior": round(start_losses[0], 3) if start_losses else None,
+        "valid_tempered": [None if t is None else round(t, 4) for t in tempered],
+        "valid_raw": [round(v, 4) for v in held_out],
+        "temperature": round(clf.temperature_, 4),
         "cpu_s": round(cpu, 1),
         "load": [round(load, 2), round(os.getloadavg()[0], 2)],
     }
@@ -126,13 +156,19 @@ def main(argv=None) -> None:
     parser.add_argument("--sgd-lr", type=float, default=None)
     parser.add_argument("--max-weights", type=int, default=None)
     parser.add_argument("--examples", type=int, default=None)
+    parser.add_argument("--untempered", action="store_true")
+    parser.add_argument("--scope", default=None)
+    parser.add_argument("--task", default=None)
     parser.add_argument("--tag", default="ben_s6_fewrows")
     args = parser.parse_args(argv)
     args.setting = (
         " ".join(
             f"{name}={value}"
             for name, value in vars(args).items()
-            if name not in ("k", "seed", "tag") and value not in (None, 1.0)
+            if name not in ("k", "seed", "tag", "task")
+            and value is not None
+            and value is not False
+            and not (name == "margin_scale" and value == 1.0)
         )
         or "main"
     )

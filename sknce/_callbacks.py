@@ -130,8 +130,7 @@ class ChanceAwareEarlyStopping(EarlyStopping):
         self.initial_pending_ = False
         if dataset_valid is None:
             return
-        # The same pairs as every epoch's validation: the validation stream, no shuffling.
-        loss = net.mean_loss(dataset_valid, net.epoch_rng(False))
+        loss = self._initial_loss(net, dataset_valid)
         self.initial_loss_ = loss
         if not self.beat_chance_:
             if not beats_chance(loss, self.chance):
@@ -142,6 +141,11 @@ class ChanceAwareEarlyStopping(EarlyStopping):
         self.start_is_best_ = True
         if self.load_best:
             self.best_model_weights_ = copy.deepcopy(net.module_.state_dict())
+
+    def _initial_loss(self, net, dataset_valid) -> float:
+        """The monitored loss of the starting weights on ``dataset_valid``."""
+        # The same pairs as every epoch's validation: the validation stream, no shuffling.
+        return net.mean_loss(dataset_valid, net.epoch_rng(False))
 
     def on_epoch_end(self, net, **kwargs) -> None:
         if self.monitor not in net.history[-1]:

@@ -57,6 +57,7 @@ from sknce.conditional._plan import (
 )
 from sknce.conditional._sampler import LabelSampler, LabelSetSampler
 from sknce.conditional._temperature import fit_temperature
+from sknce.conditional._tempered_stopping import TemperedEarlyStopping
 from sknce.losses import (
     BinaryNCELoss,
     MarginSoftmaxLoss,
@@ -845,8 +846,12 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         # From the prior start, the untrained model is epoch 0: a fit whose epochs never
         # beat the label frequencies on held-out data returns to them. With a few rows per
         # class the held-out loss first rises above them, then falls below: the epochs
-        # before the first that beats them are not misses.
-        return ChanceAwareEarlyStopping(
+        # before the first that beats them are not misses. A plan that calibrates is
+        # judged at its fitted temperature, so its epochs (the start included) are too.
+        stopping = (
+            TemperedEarlyStopping if self._classifier_plan.calibrate else ChanceAwareEarlyStopping
+        )
+        return stopping(
             patience=self.patience,
             load_best=True,
             threshold=_PLATEAU,

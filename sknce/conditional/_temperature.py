@@ -15,11 +15,15 @@ import math
 import numpy as np
 import torch
 
-__all__ = ["fit_temperature"]
+__all__ = ["fit_temperature", "tempered_loss"]
 
 #: ``log T`` is searched in ``[-_LOG_RANGE, _LOG_RANGE]``.
 _LOG_RANGE = 3.0
 _GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
+#: Steps of the search: to float precision for the fitted temperature, to about 1e-3 in
+#: ``log T`` for the loss of every epoch.
+_ITERATIONS = 48
+_COARSE_ITERATIONS = 16
 
 
 def fit_temperature(
@@ -49,28 +53,60 @@ def fit_temperature(
     """
     if logits.shape[0] == 0:
         return 1.0
-    # In numpy, on one thread: each of the ~50 evaluations is a few passes over an
+    return _search(logits, labels, weights, _ITERATIONS)[0]
+
+
+def tempered_loss(
+    logits: torch.Tensor, labels: torch.Tensor, weights: torch.Tensor | None = None
+) -> float:
+    """The mean negative log-likelihood of ``softmax(logits / T)`` at the temperature
+    :func:`fit_temperature` would fit, searched to a coarser tolerance (``log T`` within
+    about 1e-3, so the loss within about 1e-6 of its optimum): the held-out loss a
+    calibrated model has, cheap enough for every epoch of a fit.
+
+    Parameters
+    ----------
+    logits, labels, weights
+        As for :func:`fit_temperature`.
+
+    Returns
+    -------
+    float
+        The weighted mean negative log-likelihood; 0.0 for no example.
+    """
+    if logits.shape[0] == 0:
+        return 0.0
+    return _search(logits, labels, weights, _COARSE_ITERATIONS, np.float32)[1]
+
+
+def _search(logits, labels, weights, iterations: int, dtype=np.float64) -> tuple[float, float]:
+    """``(T, mean negative log-likelihood at T)`` by a golden-section search of ``log T``."""
+    # In numpy, on one thread: each of the evaluations is a few passes over an
     # (n, n_classes) block, which torch's thread pool slows down rather than splits.
     logits = torch.as_tensor(logits).detach().cpu().double().numpy()
     rows = np.arange(logits.shape[0])
     # log softmax(b s)_y = b (s_y - max s) - log sum exp(b (s - max s)) for b > 0
     shifted = logits - logits.max(axis=1, keepdims=True)
     at_label = shifted[rows, torch.as_tensor(labels).cpu().numpy()]
+    shifted = shifted.astype(dtype, copy=False)
     if weights is None:
         w = np.ones(len(rows))
     else:
         w = torch.as_tensor(weights).detach().cpu().double().numpy()
         w = w * (len(rows) / w.sum())
 
-    def objective(log_t: float) -> float:
+    def log_likelihood(log_t: float) -> float:
         beta = math.exp(-log_t)
-        log_norm = np.log(np.exp(shifted * beta).sum(axis=1))
-        return float(w @ (beta * at_label - log_norm)) - log_t * log_t / 2.0
+        log_norm = np.log(np.exp(shifted * dtype(beta)).sum(axis=1, dtype=np.float64))
+        return float(w @ (beta * at_label - log_norm))
+
+    def objective(log_t: float) -> float:
+        return log_likelihood(log_t) - log_t * log_t / 2.0
 
     low, high = -_LOG_RANGE, _LOG_RANGE
     left, right = high - _GOLDEN * (high - low), low + _GOLDEN * (high - low)
     f_left, f_right = objective(left), objective(right)
-    for _ in range(48):
+    for _ in range(iterations):
         if f_left >= f_right:
             high, right, f_right = right, left, f_left
             left = high - _GOLDEN * (high - low)
@@ -79,4 +115,5 @@ def fit_temperature(
             low, left, f_left = left, right, f_right
             right = low + _GOLDEN * (high - low)
             f_right = objective(right)
-    return math.exp((low + high) / 2.0)
+    log_t = (low + high) / 2.0
+    return math.exp(log_t), -log_likelihood(log_t) / len(rows)
