@@ -8,7 +8,8 @@ constants patched in this process only (``sknce.conditional._plan`` is not edite
 - ``--margin M``: the plan's margin is ``M`` wherever the rule's exceeds 1 (an SGD
   update), else the rule's;
 - ``--margin-scale S``: the rule's margin times ``S`` where it exceeds 1;
-- ``--sgd-lr R``: ``LINEAR_SGD_LR``; ``--max-weights W``: ``LINEAR_MAX_WEIGHTS`` (the
+- ``--sgd-lr R``: ``LINEAR_SGD_LR``; ``--sgd-lr-many R``: ``LINEAR_SGD_LR_MANY_ROWS``;
+  ``--max-weights W``: ``LINEAR_MAX_WEIGHTS`` (the
   linear table's cap); ``--examples N``: ``LINEAR_EXAMPLES`` (the epoch rule);
 - ``--untempered``: early stopping on the raw held-out loss, as before the tempered
   check (``TemperedEarlyStopping``), for paired screens of that check;
@@ -67,6 +68,7 @@ def patch_plan(args) -> None:
         TemperedEarlyStopping.scope = args.scope
     for name, value in (
         ("LINEAR_SGD_LR", args.sgd_lr),
+        ("LINEAR_SGD_LR_MANY_ROWS", args.sgd_lr_many),
         ("LINEAR_MAX_WEIGHTS", args.max_weights),
         ("LINEAR_EXAMPLES", args.examples),
     ):
@@ -154,6 +156,7 @@ def main(argv=None) -> None:
     parser.add_argument("--margin", type=float, default=None)
     parser.add_argument("--margin-scale", type=float, default=1.0)
     parser.add_argument("--sgd-lr", type=float, default=None)
+    parser.add_argument("--sgd-lr-many", type=float, default=None)
     parser.add_argument("--max-weights", type=int, default=None)
     parser.add_argument("--examples", type=int, default=None)
     parser.add_argument("--untempered", action="store_true")

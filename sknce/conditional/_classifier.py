@@ -457,7 +457,9 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         ``validation_fraction`` of the data, with fixed negatives) has not improved
         by more than 0.1% for ``patience`` epochs, and restore the best weights. With
         ``init="prior"`` the untrained model counts as epoch 0 (a new fit that keeps
-        it, predicting the most frequent class, warns). A stream of chunks
+        it, predicting the most frequent class, warns); where the fit calibrates
+        (``plan_.calibrate``), an epoch beats it when its held-out loss at a fitted
+        temperature does (``valid_tempered_loss`` in the history). A stream of chunks
         holds out its last chunk; ``partial_fit`` holds out nothing. Multi-label:
         rows are held out, and the monitor is their precision; in the compiled regime
         of a sparse ``X`` it chooses the epochs of a refit on every row, which may
@@ -531,7 +533,8 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         The fitted skorch net; ``net_.module_`` is the :class:`~sknce.nn.LabelScorer`.
     history_ : list of dict
         Per-epoch records of the skorch history: ``train_loss``, ``valid_loss`` with
-        early stopping, ``dur``, and what callbacks record.
+        early stopping (and ``valid_tempered_loss`` until an epoch beats the prior
+        start, where the fit calibrates), ``dur``, and what callbacks record.
     n_iter_ : int
         Number of epochs run (by the refit, where one followed).
     selection_history_ : list of dict

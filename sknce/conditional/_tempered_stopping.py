@@ -13,43 +13,46 @@ __all__ = ["TemperedEarlyStopping"]
 
 
 class TemperedEarlyStopping(ChanceAwareEarlyStopping):
-    """:class:`~sknce._callbacks.ChanceAwareEarlyStopping` whose check against the
-    start reads the held-out loss at a fitted temperature.
+    """:class:`~sknce._callbacks.ChanceAwareEarlyStopping` whose check against the start
+    reads the held-out loss at a fitted temperature.
 
-    PROTOTYPE: ``scope="start"``: the epochs compete on the raw held-out loss, an epoch
-    beats the start on the tempered one; ``scope="all"``: everything on the tempered one.
+    A classifier whose label tables are divided by the temperature of its held-out
+    log-likelihood after the fit (:func:`~sknce.conditional._temperature.fit_temperature`)
+    is judged by that tempered likelihood. A wide training margin makes the raw scores of
+    the first epochs over-confident by a factor the temperature removes, so their raw
+    held-out loss can stay above the start's (the label frequencies, already calibrated)
+    while their tempered loss is far below it: a fit that learnt would return to the
+    start. Here an epoch beats the start when its held-out loss at its own fitted
+    temperature is lower than the start's at its own, by the relative ``threshold``;
+    once one has, the epochs compete on the monitored raw loss as in the parent (the
+    epoch kept is the same wherever the raw loss beat the start first). The tempered
+    losses of the start and of the epochs up to the first that beats it are recorded in
+    the history as ``valid_tempered_loss``. The parameters are the parent's.
     """
-
-    scope = "start"
-
-    def __init__(self, **kwargs) -> None:
-        if self.scope == "all":
-            kwargs.setdefault("monitor", "valid_tempered_loss")
-        super().__init__(**kwargs)
 
     def on_train_begin(self, net, **kwargs) -> None:
         super().on_train_begin(net, **kwargs)
-        self.initial_tempered_loss_ = None
-
-    def on_epoch_begin(self, net, dataset_valid=None, **kwargs) -> None:
+        self.initial_tempered_loss_: float | None = None
         self.scores_: list = []
-        super().on_epoch_begin(net, dataset_valid=dataset_valid, **kwargs)
 
     def on_batch_end(self, net, batch=None, training=False, y_pred=None, **kwargs) -> None:
-        if not training and y_pred is not None:
+        if not training and self._judges_start():
             _, targets = batch
             self.scores_.append((y_pred["logits"].detach(), targets))
 
     def on_epoch_end(self, net, **kwargs) -> None:
         if self.scores_:
-            loss = _loss(self.scores_)
+            loss, self.scores_ = _loss(self.scores_), []
             net.history.record("valid_tempered_loss", loss)
-            self.scores_ = []
             start = self.initial_tempered_loss_
-            if self.scope == "start" and self.start_is_best_ and start is not None:
-                beats = loss < start - self.threshold * abs(start)
-                self.dynamic_threshold_ = math.inf if beats else -math.inf
+            beats = loss < start - self.threshold * abs(start)
+            # the parent's test against the start, on the tempered losses
+            self.dynamic_threshold_ = math.inf if beats else -math.inf
         super().on_epoch_end(net, **kwargs)
+
+    def _judges_start(self) -> bool:
+        """Whether the start is still the best: its tempered loss decides."""
+        return self.start_is_best_ and self.initial_tempered_loss_ is not None
 
     def _initial_loss(self, net, dataset_valid) -> float:
         net._set_training(False)
@@ -60,8 +63,6 @@ class TemperedEarlyStopping(ChanceAwareEarlyStopping):
                 for inputs, targets in dataset_valid.batches(net.batch_size, rng, shuffle=False)
             ]
         self.initial_tempered_loss_ = _loss(scores)
-        if self.scope == "all":
-            return self.initial_tempered_loss_
         return super()._initial_loss(net, dataset_valid)
 
 
