@@ -62,10 +62,6 @@ def patch_plan(args) -> None:
         from sknce.conditional import _classifier
 
         _classifier.TemperedEarlyStopping = ChanceAwareEarlyStopping
-    if args.scope:
-        from sknce.conditional._tempered_stopping import TemperedEarlyStopping
-
-        TemperedEarlyStopping.scope = args.scope
     for name, value in (
         ("LINEAR_SGD_LR", args.sgd_lr),
         ("LINEAR_SGD_LR_MANY_ROWS", args.sgd_lr_many),
@@ -160,7 +156,6 @@ def main(argv=None) -> None:
     parser.add_argument("--max-weights", type=int, default=None)
     parser.add_argument("--examples", type=int, default=None)
     parser.add_argument("--untempered", action="store_true")
-    parser.add_argument("--scope", default=None)
     parser.add_argument("--task", default=None)
     parser.add_argument("--tag", default="ben_s6_fewrows")
     args = parser.parse_args(argv)

@@ -113,13 +113,13 @@ _PLAN_STATED = {
     ),
     "LINEAR_WIDE_CLASSES": (
         "hidden_layer_sizes",
-        r"twice that rate between ([\d,]+) and ([\d,]+) classes",
+        r"times that rate between ([\d,]+) and ([\d,]+) classes",
         lambda v: v,
     ),
-    "LINEAR_WIDE_ROWS": (
+    "LINEAR_WIDE": (
         "hidden_layer_sizes",
-        r"in full from ([\d.]+) training rows per class, none at ([\d.]+)\)",
-        lambda v: (v[1], v[0]),
+        r"on to (\d+)/3 times that rate",
+        lambda v: (3 * (1 + v),),
     ),
     "SPARSE_RATIO": ("sparse_embeddings", r"at least (\d+) times as many rows"),
     "LINEAR_SGD_LR": ("lr", r"plus ([\d.]+) times the damping"),
