@@ -24,10 +24,17 @@ class TemperedEarlyStopping(ChanceAwareEarlyStopping):
     while their tempered loss is far below it: a fit that learnt would return to the
     start. Here an epoch beats the start when its held-out loss at its own fitted
     temperature is lower than the start's at its own, by the relative ``threshold``;
-    once one has, the epochs compete on the monitored raw loss as in the parent (the
-    epoch kept is the same wherever the raw loss beat the start first). The tempered
-    losses of the start and of the epochs up to the first that beats it are recorded in
-    the history as ``valid_tempered_loss``. The parameters are the parent's.
+    once one has, the epochs compete on the monitored raw loss as in the parent (so the
+    epoch kept is the parent's wherever the first epoch to beat the start is the same on
+    both losses). The tempered losses of the epochs up to the first that beats the start
+    are recorded in the history as ``valid_tempered_loss``. The parameters are the
+    parent's.
+
+    Attributes
+    ----------
+    initial_tempered_loss_ : float or None
+        The tempered held-out loss of the starting weights (None before the first epoch,
+        or without held-out examples).
     """
 
     def on_train_begin(self, net, **kwargs) -> None:
