@@ -113,12 +113,17 @@ _PLAN_STATED = {
     ),
     "LINEAR_WIDE_CLASSES": (
         "hidden_layer_sizes",
-        r"times that rate between ([\d,]+) and ([\d,]+) classes",
+        r"twice that rate between ([\d,]+) and ([\d,]+) classes",
+        lambda v: v,
+    ),
+    "LINEAR_WIDER_CLASSES": (
+        "hidden_layer_sizes",
+        r"\d+/3 times it between ([\d,]+) and ([\d,]+) classes",
         lambda v: v,
     ),
     "LINEAR_WIDE": (
         "hidden_layer_sizes",
-        r"on to (\d+)/3 times that rate",
+        r"to (\d+)/3 times it between",
         lambda v: (3 * (1 + v),),
     ),
     "SPARSE_RATIO": ("sparse_embeddings", r"at least (\d+) times as many rows"),

@@ -435,21 +435,28 @@ def test_the_wide_margin_leaves_round_6s_plan_up_to_its_classes_and_with_many_ro
 
 def test_the_wide_margin_switches_in_with_the_classes_and_the_rows_per_class():
     lo, hi = plan_module.LINEAR_WIDE_CLASSES
+    wider = plan_module.LINEAR_WIDER_CLASSES
     full = plan_module.LINEAR_WIDE
     few, many = plan_module.LINEAR_MARGIN_ROWS
-    assert (lo, hi, full) == (2_500, 3_000, pytest.approx(5 / 3))
-    # the classes: none at LINEAR_WIDE_CLASSES[0], half way, in full from [1]
+    assert (lo, hi, wider, full) == (2_500, 3_000, (2_750, 3_000), pytest.approx(5 / 3))
+    # the classes: none at LINEAR_WIDE_CLASSES[0]; half way to twice the rate at 2,750
+    # (the sixth session's margin, where 8/3 times the rate did not gain); then on to
+    # 1 + LINEAR_WIDE times it at 3,000, and no further
     for rows in (1.0, 1.6, 3.0, few):
         assert _widening(lo, rows) == pytest.approx(0.0, abs=1e-9)
-        assert _widening((lo + hi) // 2, rows) == pytest.approx(0.5 * full)
+        assert _widening(2_750, rows) == pytest.approx(0.5)
+        assert _widening(2_875, rows) == pytest.approx(0.75 + (full - 1) / 2)
         assert _widening(hi, rows) == pytest.approx(full)
         assert _widening(20_000, rows) == pytest.approx(full)
+    # up to 2,750 classes the sixth session's widening (twice the rate at 3,000 classes)
+    for k in range(lo, wider[0] + 1, 10):
+        assert _widening(k, 3.0) == pytest.approx((k - lo) / (hi - lo), abs=1e-9), k
     # the rows: in full with a few per class (one included: no guard), none from 7.5
     # (the rate's own rows factor), linear between
-    for k, share in ((hi, 1.0), (4_000, 1.0), ((lo + hi) // 2, 0.5)):
+    for k, w in ((hi, full), (4_000, full), (2_750, 0.5)):
         for rows in (0.5, 1.0, 1.5, 2.0, few):
-            assert _widening(k, rows) == pytest.approx(share * full, abs=1e-9), (k, rows)
-        assert _widening(k, (few + many) / 2) == pytest.approx(0.5 * share * full)
+            assert _widening(k, rows) == pytest.approx(w, abs=1e-9), (k, rows)
+        assert _widening(k, (few + many) / 2) == pytest.approx(0.5 * w)
         assert _widening(k, many) == _widening(k, None) == pytest.approx(0.0, abs=1e-9)
     # so the margin: 24 well past the classes at the rate of a few rows (9), whatever
     # their number
