@@ -850,7 +850,9 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         # beat the label frequencies on held-out data returns to them. With a few rows per
         # class the held-out loss first rises above them, then falls below: the epochs
         # before the first that beats them are not misses. A plan that calibrates is
-        # judged at its fitted temperature, so its epochs (the start included) are too.
+        # judged at its fitted temperature, so an epoch beats the start when its held-out
+        # loss at its own fitted temperature does (a wide margin's raw scores are
+        # over-confident until the temperature is fitted).
         stopping = (
             TemperedEarlyStopping if self._classifier_plan.calibrate else ChanceAwareEarlyStopping
         )
