@@ -32,7 +32,8 @@ edited):
   visit);
 - ``--tail-average A``: the refit's label tables are the mean of their states at the
   ends of its last ``ceil(A * epochs)`` epochs (Polyak averaging of the epochs);
-- ``--validation-fraction F``, ``--patience P``: the estimator's parameters.
+- ``--validation-fraction F``, ``--patience P``, ``--class-weight balanced``: the
+  estimator's parameters.
 
 Appends one JSON line (accuracy, test log-likelihood, the plan's margin, rate, buckets,
 epochs, the held-out loss of the prior start and of the first and best epochs of the fit
@@ -341,7 +342,7 @@ def screen(args) -> dict:
     Xte = vectorizer.transform(X_test)
     options = {
         name: getattr(args, name)
-        for name in ("validation_fraction", "patience")
+        for name in ("validation_fraction", "patience", "class_weight")
         if getattr(args, name) is not None
     }
     clf = ConditionalNCEClassifier(random_state=args.seed, n_jobs=1, **options)
@@ -395,6 +396,7 @@ def main(argv=None) -> None:
     parser.add_argument("--tail-average", type=float, default=0.0)
     parser.add_argument("--validation-fraction", type=float, default=None)
     parser.add_argument("--patience", type=int, default=None)
+    parser.add_argument("--class-weight", choices=("balanced",), default=None)
     parser.add_argument("--tag", default="ben_s6_fewrows")
     args = parser.parse_args(argv)
     args.setting = (
