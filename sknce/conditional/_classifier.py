@@ -457,7 +457,12 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         by more than 0.1% for ``patience`` epochs, and restore the best weights. With
         ``init="prior"`` the untrained model counts as epoch 0 (a new fit that keeps
         it, predicting the most frequent class, warns). A stream of chunks
-        holds out its last chunk; ``partial_fit`` holds out nothing. Multi-label:
+        holds out its last chunk; ``partial_fit`` holds out nothing; nor does a fit of
+        the factored bag by SGD (``plan_.regime == "bag"``, ``plan_.kernel``) whose
+        ``max_epochs="auto"`` gives it no more epochs than ``patience`` on all of its
+        examples (``plan_.early_stopping`` is then False): early stopping could not
+        stop it, only take back its last epochs, and every example trains instead.
+        Multi-label:
         rows are held out, and the monitor is their precision; in the compiled regime
         of a sparse ``X`` it chooses the epochs of a refit on every row, which may
         continue the held-out fit's network (see :ref:`multilabel`).
@@ -883,11 +888,16 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
 
         return batch_size, plan.epochs(n_train, steps)
 
+    def _holds_out(self) -> bool:
+        """The plan's ``early_stopping``: the factored bag may hold out nothing
+        (:func:`~sknce.conditional._plan.bag_holds_out`)."""
+        return self._classifier_plan.early_stopping
+
     def _net_options(self, data: _Labelled) -> dict:
         """The linear decay of the plan's rate, as an extra callback; where a refit
         follows a multi-label hold-out, a net that only scores the held-out rows'
         precision (no validation loss)."""
-        held_out = self.validation_fraction if self.early_stopping else 0.0
+        held_out = self.validation_fraction if self._holds_out() else 0.0
         options = self._decay_options(data.n_examples * (1 - held_out))
         if self.multilabel_ and self._classifier_plan.refit:
             options["net_class"] = _multilabel.PrecisionNet
