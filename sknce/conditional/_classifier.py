@@ -393,8 +393,8 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         ``clip(round(3000 / steps_per_epoch), 10, 200)``, with
         ``steps_per_epoch = ceil(n_train / batch_size)`` over the training examples
         not held out for early stopping.
-        With the bag encoder trained by SGD (see ``optimizer``): about 1 million
-        example updates, ``clip(round(1e6 / n_train), 3, 25)``. With the linear
+        With the bag encoder trained by SGD (see ``optimizer``): about 0.8 million
+        example updates, ``clip(round(8e5 / n_train), 3, 25)``. With the linear
         model trained by its compiled step: about 200,000 example updates,
         ``clip(round(2e5 / n_train), 3, 50)``.
     batch_size : int or "auto", default="auto"

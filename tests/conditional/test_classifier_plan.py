@@ -663,13 +663,13 @@ def test_the_bag_holds_out_examples_only_where_early_stopping_could_stop_it(pati
 
 
 def test_the_bag_holds_out_at_five_epochs_switch_and_when_the_size_is_unknown():
-    # 10**6 example updates: 6 epochs up to 181,818 examples, 5 from 181,819 (patience 5)
-    assert bag_holds_out(181_818, 5) and not bag_holds_out(181_819, 5)
+    # 800,000 example updates: 6 epochs up to 145,454 examples, 5 from 145,455 (patience 5)
+    assert bag_holds_out(145_454, 5) and not bag_holds_out(145_455, 5)
     assert bag_holds_out(None, 5) and bag_holds_out(None, 100)
     assert not bag_holds_out(1, 25) and not bag_holds_out(1, 10**6)  # at most 25 epochs
 
 
-@pytest.mark.parametrize("n_samples, holds", [(181_818, True), (181_819, False), (None, True)])
+@pytest.mark.parametrize("n_samples, holds", [(145_454, True), (145_455, False), (None, True)])
 def test_the_bag_plans_early_stopping_follows_its_epochs(monkeypatch, n_samples, holds):
     monkeypatch.setattr(plan_module, "LINEAR_COST", 0)  # the bag at any label count
     facts = _facts(10_000, entries=5.0, n_samples=n_samples)
@@ -680,6 +680,22 @@ def test_the_bag_plans_early_stopping_follows_its_epochs(monkeypatch, n_samples,
     # nothing else changes with the examples' count
     other = resolve_plan(ConditionalNCEClassifier(), _facts(10_000, entries=5.0, n_samples=10))
     assert replace(resolve_plan(ConditionalNCEClassifier(), facts), early_stopping=True) == other
+
+
+@pytest.mark.parametrize(
+    "n_samples, n_train, epochs, holds",
+    [
+        (200_000, 200_000, 4, False),  # the planted 10^5-label table: 5 epochs at 10**6
+        (319_086, 319_086, 3, False),  # the centre-word task: 3, as at 10**6
+        (100_000, 90_000, 9, True),  # its first 100,000 windows: 11 at 10**6
+    ],
+)
+def test_the_bag_epochs_and_hold_out_of_the_measured_tasks(
+    monkeypatch, n_samples, n_train, epochs, holds
+):
+    monkeypatch.setattr(plan_module, "LINEAR_COST", 0)
+    plan = resolve_plan(ConditionalNCEClassifier(), _facts(7_650, n_samples=n_samples))
+    assert plan.epochs(n_train, None) == epochs and plan.early_stopping is holds
 
 
 def test_the_linear_network_and_multilabel_plans_hold_out_at_any_size():
