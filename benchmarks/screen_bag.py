@@ -13,7 +13,9 @@ seed.
 Tasks: ``synthetic-1e5`` is scored by its expectations over the planted table
 (``_planted_eval.py``: no test sample, no test noise); ``centre`` on its test rows
 (accuracy and mean log-likelihood of every row, with each row's hit and log-likelihood
-saved to ``/tmp`` for paired comparisons).
+saved to ``/tmp`` for paired comparisons); ``centre-100k``: the same on the centre
+task's first 100,000 training windows (``centre_task(max_train=100000)``, 6,343
+classes, and its first 25,000 test windows), a smaller fit of the same regime.
 
 Appends one JSON line per fit (the plan's width, negatives, rate, epochs, the figures,
 CPU seconds, load) to ``results/screen_bag_<tag>.jsonl``.
@@ -40,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout
 from _common import RESULTS  # noqa: E402
 from _planted_eval import planted_sample  # noqa: E402
 from bench_label_count import PLANTED, task_splits  # noqa: E402
+from bench_vs_fasttext import centre_task  # noqa: E402
 
 #: setting name -> the plan constant it patches (LR_MIN: the low end of BAG_LR_RANGE)
 CONSTANTS = {
@@ -129,14 +132,18 @@ def fit_one(task: str, data, setting: str, seed: int, sample) -> dict:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--task", choices=["synthetic-1e5", "centre"], required=True)
+    tasks = ["synthetic-1e5", "centre", "centre-100k"]
+    parser.add_argument("--task", choices=tasks, required=True)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
     parser.add_argument("--settings", nargs="+", default=["main"])
     parser.add_argument("--tag", default="dev")
     args = parser.parse_args(argv)
     for setting in args.settings:
         patched(setting)  # a bad setting fails before any fit
-    (data,), _ = task_splits(args.task, False, {})
+    if args.task == "centre-100k":
+        data = centre_task(max_train=100_000)
+    else:
+        (data,), _ = task_splits(args.task, False, {})
     out = RESULTS / f"screen_bag_{args.tag}.jsonl"
     for seed in args.seeds:
         sample = None
