@@ -56,27 +56,37 @@ class PlantedSample:
         full[:, _label_ids(names)] = log_proba
         return full
 
+    def _figures(self, pred: np.ndarray, full: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict]:
+        """The hits and log-likelihoods of the fresh rows, and the figures, of a classifier
+        that predicts ``pred`` and gives ``full`` (inputs x every label, log-probabilities)."""
+        hits = pred[self.x] == self.y
+        log_lik = full[self.x, self.y]
+        accuracy, accuracy_se = _mean_se(hits.astype(float))
+        mean_ll, ll_se = _mean_se(log_lik)
+        positive = self.weights > 0
+        return (
+            hits,
+            log_lik,
+            {
+                "planted_rows": int(self.x.size),
+                "planted_accuracy": accuracy,
+                "planted_accuracy_se": accuracy_se,
+                "planted_log_lik": mean_ll,
+                "planted_log_lik_se": ll_se,
+                "expected_accuracy": float(self.weights[np.arange(len(pred)), pred].sum()),
+                "expected_log_lik": float(np.sum(self.weights[positive] * full[positive])),
+            },
+        )
+
     def score(self, repeat: int, system: str, names, log_proba, top1) -> dict:
         """A system's figures from its ``log_proba`` (inputs x ``names``) and its
         predicted label ``top1`` of each input, both in the order of :attr:`inputs`."""
         full, pred = self._full(names, log_proba), _label_ids(top1)
-        hits = pred[self.x] == self.y
-        log_lik = full[self.x, self.y]
+        hits, log_lik, figures = self._figures(pred, full)
         self.scored[(repeat, system)] = hits, log_lik
-        accuracy, accuracy_se = _mean_se(hits.astype(float))
-        mean_ll, ll_se = _mean_se(log_lik)
-        positive = self.weights > 0
-        return {
-            "planted_rows": int(self.x.size),
-            "planted_accuracy": accuracy,
-            "planted_accuracy_se": accuracy_se,
-            "planted_log_lik": mean_ll,
-            "planted_log_lik_se": ll_se,
-            "expected_accuracy": float(self.weights[np.arange(len(pred)), pred].sum()),
-            "expected_log_lik": float(np.sum(self.weights[positive] * full[positive])),
-            # how often the system's prediction is its most probable label (a check)
-            "top1_is_argmax": float(np.mean(pred == np.argmax(full, axis=1))),
-        }
+        # how often the system's prediction is its most probable label (a check)
+        figures["top1_is_argmax"] = float(np.mean(pred == np.argmax(full, axis=1)))
+        return figures
 
     def paired(self, repeat: int, a: str, b: str) -> dict:
         """``a`` less ``b`` on the same fresh rows of ``repeat``."""
@@ -98,24 +108,12 @@ class PlantedSample:
         }
 
     def bayes(self) -> dict:
-        """The Bayes classifier's figures on the fresh rows and in expectation."""
+        """The Bayes classifier's figures on the fresh rows and in expectation: the table's
+        most probable training label, and the table renormalised over those labels."""
         conditional = self.weights / self.weights.sum(axis=1, keepdims=True)
-        pred = np.argmax(conditional, axis=1)
-        hits = (pred[self.x] == self.y).astype(float)
         with np.errstate(divide="ignore"):
             log_table = np.log(conditional)
-        accuracy, accuracy_se = _mean_se(hits)
-        mean_ll, ll_se = _mean_se(log_table[self.x, self.y])
-        positive = self.weights > 0
-        return {
-            "planted_rows": int(self.x.size),
-            "planted_accuracy": accuracy,
-            "planted_accuracy_se": accuracy_se,
-            "planted_log_lik": mean_ll,
-            "planted_log_lik_se": ll_se,
-            "expected_accuracy": float(self.weights[np.arange(len(pred)), pred].sum()),
-            "expected_log_lik": float(np.sum(self.weights[positive] * log_table[positive])),
-        }
+        return self._figures(np.argmax(conditional, axis=1), log_table)[2]
 
 
 def planted_sample(
