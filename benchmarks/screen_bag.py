@@ -5,7 +5,8 @@
 ``bench_label_count.py``'s ``sknce defaults``), with ``sknce.conditional._plan``'s
 ``BAG_*`` constants patched in this process only (the module is not edited). Each
 ``--setting`` is ``NAME=VALUE,...`` of ``DIM``, ``NEGATIVES``, ``EXAMPLES``,
-``LR_PER_ENTRY``, ``LR_MIN`` (the low end of ``BAG_LR_RANGE``), ``BATCH``, or of the
+``LR_PER_ENTRY``, ``LR_MIN`` (the low end of ``BAG_LR_RANGE``), ``EPOCH_MAX`` (its
+high end of ``BAG_EPOCH_RANGE``), ``BATCH``, or of the
 estimator's parameters in lower case (``noise_power=0.75``, ``early_stopping=False``),
 or ``main`` (nothing patched); every setting is fitted for every seed, interleaved by
 seed.
@@ -13,9 +14,10 @@ seed.
 Tasks: ``synthetic-1e5`` is scored by its expectations over the planted table
 (``_planted_eval.py``: no test sample, no test noise); ``centre`` on its test rows
 (accuracy and mean log-likelihood of every row, with each row's hit and log-likelihood
-saved to ``/tmp`` for paired comparisons); ``centre-100k``: the same on the centre
-task's first 100,000 training windows (``centre_task(max_train=100000)``, 6,343
-classes, and its first 25,000 test windows), a smaller fit of the same regime.
+saved to ``/tmp`` for paired comparisons); ``centre-100k`` and ``centre-20k``: the same
+on the centre task's first 100,000 or 20,000 training windows (``centre_task(max_train=N)``,
+6,343 classes and its first 25,000 test windows at 100,000), smaller fits of the same
+regime.
 
 Appends one JSON line per fit (the plan's width, negatives, rate, epochs, the figures,
 CPU seconds, load) to ``results/screen_bag_<tag>.jsonl``.
@@ -65,6 +67,8 @@ def patched(setting: str) -> tuple[dict, dict]:
         name, value = item.split("=")
         if name == "LR_MIN":
             constants["BAG_LR_RANGE"] = (float(value), _plan.BAG_LR_RANGE[1])
+        elif name == "EPOCH_MAX":
+            constants["BAG_EPOCH_RANGE"] = (_plan.BAG_EPOCH_RANGE[0], int(value))
         elif name.islower():
             params[name] = ast.literal_eval(value)
         else:
@@ -132,7 +136,7 @@ def fit_one(task: str, data, setting: str, seed: int, sample) -> dict:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    tasks = ["synthetic-1e5", "centre", "centre-100k"]
+    tasks = ["synthetic-1e5", "centre", "centre-100k", "centre-20k"]
     parser.add_argument("--task", choices=tasks, required=True)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
     parser.add_argument("--settings", nargs="+", default=["main"])
@@ -140,8 +144,8 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     for setting in args.settings:
         patched(setting)  # a bad setting fails before any fit
-    if args.task == "centre-100k":
-        data = centre_task(max_train=100_000)
+    if args.task.startswith("centre-"):
+        data = centre_task(max_train=int(args.task[len("centre-") : -1]) * 1000)
     else:
         (data,), _ = task_splits(args.task, False, {})
     out = RESULTS / f"screen_bag_{args.tag}.jsonl"
