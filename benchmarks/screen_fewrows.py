@@ -1,19 +1,46 @@
-"""Screens of the few-rows gap above 2,500 classes (issue 29): one fit, a plan patched.
+"""Screens of the few-rows gap (issue 29): one fit, its plan or its training patched.
 
 One ``ConditionalNCEClassifier(random_state=seed, n_jobs=1)`` fit on the
 ``CountVectorizer(token_pattern=r"\\S+", lowercase=False)`` counts of ``article_k(K)``
 (as ``bench_label_count.py``'s ``sknce defaults``), with the linear plan's rule or
-constants patched in this process only (``sknce.conditional._plan`` is not edited):
+constants, or a part of the fit, patched in this process only (``sknce`` is not
+edited):
 
 - ``--margin M``: the plan's margin is ``M`` wherever the rule's exceeds 1 (an SGD
   update), else the rule's;
 - ``--margin-scale S``: the rule's margin times ``S`` where it exceeds 1;
 - ``--sgd-lr R``: ``LINEAR_SGD_LR``; ``--max-weights W``: ``LINEAR_MAX_WEIGHTS`` (the
-  linear table's cap); ``--examples N``: ``LINEAR_EXAMPLES`` (the epoch rule).
+  linear table's cap); ``--examples N``: ``LINEAR_EXAMPLES`` (the epoch rule);
+- ``--centroid C``: the linear model starts at ``C`` times each class's mean weighted
+  input row (its training rows only: those of the held-out fit's training split, every
+  row in the refit) instead of 0, the label biases at the log prior as on main;
+- ``--average-selection W``: the refit's label tables are ``1 - W`` times its own plus
+  ``W`` times those of the held-out fit that chose its epochs (both untempered; the
+  held-out fit's temperature then scales them);
+- ``--idf-power P``: the inverse document frequencies of ``bag="log1p-idf"`` raised to
+  ``P``;
+- ``--refit-epochs E``: the refit trains for ``round(E * chosen)`` epochs;
+  ``--refit-schedule selection``: the refit's rate decays over the held-out fit's planned
+  epochs (it stops where that fit's schedule was at the chosen epoch) instead of to
+  ``END_LR`` over its own;
+- ``--bias-rate B``: each example's update of the label biases times ``B`` (0: they stay
+  at the log prior; one example per kernel call, so ``n_jobs=1`` only);
+- ``--refits N``: the refit's label tables are the mean of ``N`` refits on other seeds
+  (a linear ensemble; ``N`` times the refit's cost);
+- ``--input-dropout Q``: in training, each weighted entry of a row is dropped with
+  probability ``Q`` and the others scaled by ``1 / (1 - Q)`` (a fresh draw at each
+  visit);
+- ``--tail-average A``: the refit's label tables are the mean of their states at the
+  ends of its last ``ceil(A * epochs)`` epochs (Polyak averaging of the epochs);
+- ``--validation-fraction F``, ``--patience P``, ``--class-weight balanced``: the
+  estimator's parameters.
 
 Appends one JSON line (accuracy, test log-likelihood, the plan's margin, rate, buckets,
 epochs, the held-out loss of the prior start and of the first and best epochs of the fit
-that chose them, CPU seconds, load) to ``results/screen_fewrows_<tag>.jsonl``.
+that chose them, CPU seconds, load; ``ll_oracle``: the scale of the scores that the test
+set itself would choose and its log-likelihood, what no temperature fitted on held-out
+rows can beat) to ``results/screen_fewrows_<tag>.jsonl``. The setting is named by the
+flags that differ from their defaults (``main``: none).
 
 Usage::
 
@@ -61,6 +88,216 @@ def patch_plan(args) -> None:
             setattr(_plan, name, value)
 
 
+def centroids(X, labels: np.ndarray, n_classes: int, idf: np.ndarray) -> np.ndarray:
+    """Each class's mean ``log1p-idf`` row of the counts ``X``: (n_features, n_classes)."""
+    import scipy.sparse as sp
+
+    from sknce._bags import normalize_bags
+
+    rows = normalize_bags(X, "log1p-idf", idf)
+    counts = np.bincount(labels, minlength=n_classes).astype(np.float32)
+    member = sp.csr_matrix(
+        (1.0 / counts[labels], (labels, np.arange(len(labels)))), shape=(n_classes, len(labels))
+    )
+    return np.asarray((member @ rows).T.todense(), dtype=np.float32)
+
+
+def patch_centroid_start(scale: float) -> None:
+    """Start every new linear model at ``scale`` times its class centroids (this process)."""
+    import torch
+
+    from sknce import ConditionalNCEClassifier
+    from sknce._engine import HoldOut
+
+    pending: list = []
+    make = ConditionalNCEClassifier._make_module
+    split = HoldOut.__call__
+
+    def start(estimator, module, X, labels) -> None:
+        means = centroids(X, labels, len(estimator.classes_), estimator.idf_)
+        with torch.no_grad():
+            module.encoder.weight.copy_(torch.from_numpy(scale * means))
+
+    def make_module(self, data, seeds):
+        module = make(self, data, seeds)
+        if self._classifier_plan.regime == "linear":
+            start(self, module, data.X, np.searchsorted(self.classes_, data.labels)[data.codes])
+            pending[:] = [(self, module)]  # the held-out fit's split restarts it
+        return module
+
+    def held_out(self, dataset, y=None, **fit_params):
+        train, valid = split(self, dataset, y, **fit_params)
+        if pending:
+            estimator, module = pending.pop()
+            sampler = train.sampler
+            start(estimator, module, sampler.X[train.rows], sampler.y.numpy()[train.rows])
+        return train, valid
+
+    ConditionalNCEClassifier._make_module = make_module
+    HoldOut.__call__ = held_out
+
+
+def patch_average_selection(weight: float) -> None:
+    """Average the refit's label tables with the held-out fit's (this process)."""
+    import torch
+
+    from sknce import ConditionalNCEClassifier
+
+    refit = ConditionalNCEClassifier._refit
+
+    def averaged(self, dataset, data, plan, epochs, starts=None):
+        selection = [t.detach().clone() for t in self.net_.module_.label_tables()]
+        refit(self, dataset, data, plan, epochs, starts)
+        with torch.no_grad():
+            for table, chosen in zip(self.net_.module_.label_tables(), selection):
+                table.mul_(1.0 - weight).add_(chosen, alpha=weight)
+
+    ConditionalNCEClassifier._refit = averaged
+
+
+def patch_idf_power(power: float) -> None:
+    """Raise the classifier's inverse document frequencies to ``power`` (this process)."""
+    from sknce.conditional import _classifier
+
+    idf = _classifier.smooth_idf
+    _classifier.smooth_idf = lambda X: idf(X) ** power
+
+
+def oracle_scale(log_proba: np.ndarray, index: np.ndarray) -> list:
+    """The test set's own best scale of the scores and its log-likelihood (what any
+    temperature could reach; for the screens, not a figure)."""
+    from scipy.optimize import minimize_scalar
+    from scipy.special import log_softmax
+
+    def loss(a):
+        return -float(np.mean(log_softmax(a * log_proba, axis=1)[np.arange(len(index)), index]))
+
+    best = minimize_scalar(loss, bounds=(0.2, 5.0), method="bounded")
+    return [round(float(best.x), 3), round(-float(best.fun), 4)]
+
+
+def patch_refit(epochs_scale: float, schedule: str) -> None:
+    """The refit's epochs scaled and its decay spanning the held-out fit's (this process)."""
+    from sknce import ConditionalNCEClassifier
+
+    refit = ConditionalNCEClassifier._refit
+    decay = ConditionalNCEClassifier._decay_options
+
+    def changed(self, dataset, data, plan, epochs, starts=None):
+        planned = self.net_.max_epochs
+        if schedule == "selection":
+            self._decay_options = lambda per, skipped=0, total=None: decay(
+                self, per, skipped, max(planned, epochs)
+            )
+        try:
+            refit(self, dataset, data, plan, max(1, round(epochs_scale * epochs)), starts)
+        finally:
+            self.__dict__.pop("_decay_options", None)
+
+    ConditionalNCEClassifier._refit = changed
+
+
+def patch_bias_rate(factor: float) -> None:
+    """Scale every update of the linear model's label biases by ``factor`` (this process)."""
+    from sknce.conditional._kernel_step import LinearSoftmaxStep
+
+    kernel = LinearSoftmaxStep.kernel
+
+    def scaled(self, net, state, lo, hi, lr):
+        bias = state[0][1]
+        if not bias.shape[0]:
+            return kernel(self, net, state, lo, hi, lr)
+        total = 0.0
+        for i in range(lo, hi):
+            before = bias.copy()
+            total += kernel(self, net, state, i, i + 1, lr)
+            bias[:] = before + factor * (bias - before)
+        return total
+
+    LinearSoftmaxStep.kernel = scaled
+
+
+def patch_refits(n: int) -> None:
+    """The refit's label tables averaged over ``n`` refits of other seeds (this process)."""
+    from dataclasses import replace
+
+    import torch
+
+    from sknce import ConditionalNCEClassifier
+    from sknce._random import Seeds
+
+    refit = ConditionalNCEClassifier._refit
+
+    def ensemble(self, dataset, data, plan, epochs, starts=None):
+        tables, selection = None, self.net_
+        for i in range(n):
+            seeds = Seeds(plan.seeds.seed + 7919 * i) if i else plan.seeds
+            self.net_ = selection  # each refit starts from the held-out fit's net
+            refit(self, dataset, data, replace(plan, seeds=seeds), epochs, starts)
+            now = [t.detach().clone() for t in self.net_.module_.label_tables()]
+            tables = now if tables is None else [a + b for a, b in zip(tables, now)]
+        with torch.no_grad():
+            for table, total in zip(self.net_.module_.label_tables(), tables):
+                table.copy_(total / n)
+
+    ConditionalNCEClassifier._refit = ensemble
+
+
+def patch_input_dropout(q: float, seed: int) -> None:
+    """Drop each training entry with probability ``q``, the rest scaled (this process)."""
+    from sknce.conditional._kernel_step import LinearSoftmaxStep
+
+    prepare = LinearSoftmaxStep.prepare
+    rng = np.random.default_rng(seed)
+
+    def dropped(self, net, inputs, targets):
+        params, batch, eps = prepare(self, net, inputs, targets)
+        data = np.array(batch[2], copy=True)
+        data *= (rng.random(len(data)) >= q) / np.float32(1.0 - q)
+        return params, (batch[0], batch[1], data.astype(batch[2].dtype), *batch[3:]), eps
+
+    LinearSoftmaxStep.prepare = dropped
+
+
+def patch_tail_average(share: float) -> None:
+    """The refit's tables averaged over its last epochs' ends (this process)."""
+    import math
+
+    import torch
+    from skorch.callbacks import Callback
+
+    from sknce import ConditionalNCEClassifier
+
+    class TailAverage(Callback):
+        def __init__(self, epochs):
+            self.epochs = epochs
+
+        def on_train_begin(self, net, **kwargs):
+            self.sums_, self.count_ = None, 0
+
+        def on_epoch_end(self, net, **kwargs):
+            if len(net.history) <= self.epochs - math.ceil(share * self.epochs):
+                return
+            now = [t.detach().clone() for t in net.module_.label_tables()]
+            self.sums_ = now if self.sums_ is None else [a + b for a, b in zip(self.sums_, now)]
+            self.count_ += 1
+
+        def on_train_end(self, net, **kwargs):
+            with torch.no_grad():
+                for table, total in zip(net.module_.label_tables(), self.sums_):
+                    table.copy_(total / self.count_)
+
+    decay = ConditionalNCEClassifier._decay_options
+
+    def options(self, per_epoch, skipped=0, total=None):
+        found = decay(self, per_epoch, skipped, total)
+        if total is not None:  # the refit's
+            found.setdefault("extra_callbacks", []).append(("tail", TailAverage(total)))
+        return found
+
+    ConditionalNCEClassifier._decay_options = options
+
+
 def record_start_losses(losses: list) -> None:
     """Append each early stopping's held-out loss of the start (the prior) to ``losses``."""
     from sknce._callbacks import ChanceAwareEarlyStopping
@@ -81,13 +318,34 @@ def screen(args) -> dict:
     from sknce import ConditionalNCEClassifier
 
     patch_plan(args)
+    if args.centroid:
+        patch_centroid_start(args.centroid)
+    if args.average_selection:
+        patch_average_selection(args.average_selection)
+    if args.idf_power != 1.0:
+        patch_idf_power(args.idf_power)
+    if args.refit_epochs != 1.0 or args.refit_schedule != "own":
+        patch_refit(args.refit_epochs, args.refit_schedule)
+    if args.bias_rate != 1.0:
+        patch_bias_rate(args.bias_rate)
+    if args.refits > 1:
+        patch_refits(args.refits)
+    if args.input_dropout:
+        patch_input_dropout(args.input_dropout, args.seed)
+    if args.tail_average:
+        patch_tail_average(args.tail_average)
     start_losses: list = []
     record_start_losses(start_losses)
     X_train, y_train, X_test, y_test = article_k(args.k)
     vectorizer = CountVectorizer(token_pattern=r"\S+", lowercase=False)
     Xtr, Xte = vectorizer.fit_transform(X_train), None
     Xte = vectorizer.transform(X_test)
-    clf = ConditionalNCEClassifier(random_state=args.seed, n_jobs=1)
+    options = {
+        name: getattr(args, name)
+        for name in ("validation_fraction", "patience", "class_weight")
+        if getattr(args, name) is not None
+    }
+    clf = ConditionalNCEClassifier(random_state=args.seed, n_jobs=1, **options)
     load, cpu = os.getloadavg()[0], time.process_time()
     clf.fit(Xtr, y_train)
     cpu = time.process_time() - cpu
@@ -108,6 +366,7 @@ def screen(args) -> dict:
         "epochs": clf.n_iter_,
         "acc": round(float(np.mean(clf.classes_[np.argmax(log_proba, 1)] == y_test)), 4),
         "ll": round(float(np.mean(log_proba[np.arange(len(y_test)), index])), 4),
+        "ll_oracle": oracle_scale(log_proba, index),
         # the held-out loss (untempered) of the selection fit: first and best epoch, and of
         # its start (the prior): the best must beat it or the fit keeps the prior
         "valid_first_best": [round(held_out[0], 3), round(min(held_out), 3)] if held_out else None,
@@ -126,13 +385,25 @@ def main(argv=None) -> None:
     parser.add_argument("--sgd-lr", type=float, default=None)
     parser.add_argument("--max-weights", type=int, default=None)
     parser.add_argument("--examples", type=int, default=None)
+    parser.add_argument("--centroid", type=float, default=0.0)
+    parser.add_argument("--average-selection", type=float, default=0.0)
+    parser.add_argument("--idf-power", type=float, default=1.0)
+    parser.add_argument("--refit-epochs", type=float, default=1.0)
+    parser.add_argument("--refit-schedule", choices=("own", "selection"), default="own")
+    parser.add_argument("--bias-rate", type=float, default=1.0)
+    parser.add_argument("--refits", type=int, default=1)
+    parser.add_argument("--input-dropout", type=float, default=0.0)
+    parser.add_argument("--tail-average", type=float, default=0.0)
+    parser.add_argument("--validation-fraction", type=float, default=None)
+    parser.add_argument("--patience", type=int, default=None)
+    parser.add_argument("--class-weight", choices=("balanced",), default=None)
     parser.add_argument("--tag", default="ben_s6_fewrows")
     args = parser.parse_args(argv)
     args.setting = (
         " ".join(
             f"{name}={value}"
             for name, value in vars(args).items()
-            if name not in ("k", "seed", "tag") and value not in (None, 1.0)
+            if name not in ("k", "seed", "tag") and value != parser.get_default(name)
         )
         or "main"
     )
