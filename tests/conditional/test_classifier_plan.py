@@ -685,9 +685,10 @@ def test_the_bag_plans_early_stopping_follows_its_epochs(monkeypatch, n_samples,
 @pytest.mark.parametrize(
     "n_samples, n_train, epochs, holds",
     [
-        (200_000, 200_000, 4, False),  # the planted 10^5-label table: 5 epochs at 10**6
+        (200_000, 200_000, 4, False),  # the planted 10^5-label table: 6 at 10**6, held out
         (319_086, 319_086, 3, False),  # the centre-word task: 3, as at 10**6
         (100_000, 90_000, 9, True),  # its first 100,000 windows: 11 at 10**6
+        (300_000, 300_000, 3, False),  # the planted 10^6-label table: 4 at 10**6
     ],
 )
 def test_the_bag_epochs_and_hold_out_of_the_measured_tasks(
