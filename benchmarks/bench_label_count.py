@@ -44,6 +44,16 @@ between neighbouring label counts against ``SGDClassifier``'s (the ruler).
 made them (repeats or label counts measured in several holds of the lock; the runs of a
 task and system in several files count as its repeats).
 
+``--test-rows N`` scores the planted table's systems (``synthetic-1e5``) again on ``N``
+rows drawn afresh from the same table in each repeat (``_planted_eval.py``), beside its
+10,000 test rows: accuracy and log-likelihood with their standard errors, their
+expectations over the table itself (no test sample), the paired differences between the
+systems of a repeat on the same rows (McNemar's counts: the rows one system gets right
+and the other wrong), and the Bayes classifier's figures. Each system is scored once on
+the table's distinct inputs, so ``N`` costs no predict time. ``N`` must be a positive
+integer; it needs a planted task in ``--tasks`` and runs neither with ``--from`` nor
+with ``--trees``.
+
 ``--trees PATH=LABEL ...`` compares checkouts of sknce (e.g. a snapshot of ``main``
 before a change, and this one after it): each repeat runs one process per tree in
 turn (before, after, before, after...), each importing sknce from its tree and
@@ -58,6 +68,7 @@ Usage::
     python benchmarks/bench_label_count.py --sweep article --repeats 3 --tag sweep
     python benchmarks/bench_label_count.py --quick               # small, for development
     python benchmarks/bench_label_count.py --tasks article --trees /tmp/main=before .=after
+    python benchmarks/bench_label_count.py --tasks synthetic-1e5 --test-rows 200000
     python benchmarks/bench_label_count.py --from results/a.json results/b.json --plot --tag ab
 """
 
@@ -79,11 +90,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's sknce
 from _common import RESULTS, report  # noqa: E402
 from _label_count_tasks import article_k, centre_k, few_class_folds  # noqa: E402
+from _planted_eval import planted_sample  # noqa: E402
 from bench_vs_fasttext import (  # noqa: E402
     THREADS,
     article_task,
     centre_task,
     fasttext_log_likelihood,
+    fasttext_log_proba,
     print_row,
     result_name,
     synthetic_task,
@@ -107,6 +120,8 @@ SWEEP = {
 WHITESPACE = r"\S+"
 #: A task of a sweep: its kind and label count.
 SWEPT = re.compile(r"(article|centre)-K(\d+)")
+#: The planted tasks: (labels, training rows, test rows, inputs), full and ``--quick``.
+PLANTED = {"synthetic-1e5": {False: (10**5, 200_000, 10_000, 200), True: (10**5, 20000, 2000, 20)}}
 
 
 # --- tasks ------------------------------------------------------------------------------
@@ -131,10 +146,9 @@ def task_splits(task: str, quick: bool, cache: dict):
         return [centre_k(k, cache["centre"], max_train=20000 if quick else 60000)], WHITESPACE
     if task == "centre":
         return [centre_task(max_train=40000 if quick else None)], WHITESPACE
-    if task == "synthetic-1e5":
-        if quick:
-            return [synthetic_task(10**5, 20000, 2000, m_x=20)], WHITESPACE
-        return [synthetic_task(10**5, 200_000, 10_000, m_x=200)], WHITESPACE
+    if task in PLANTED:
+        n_labels, n_train, n_test, m_x = PLANTED[task][quick]
+        return [synthetic_task(n_labels, n_train, n_test, m_x=m_x)], WHITESPACE
     raise ValueError(f"unknown task {task!r}")
 
 
@@ -181,7 +195,7 @@ def run_sklearn(estimator, data, pattern) -> dict:
     return {"fit_s": wall, "fit_cpu_s": cpu, **_scores_report(classes, scores, y_test, log_proba)}
 
 
-def run_sknce(params: dict, data, pattern, seed: int) -> dict:
+def run_sknce(params: dict, data, pattern, seed: int, probe=None) -> dict:
     from sklearn.pipeline import make_pipeline
 
     from sknce import ConditionalNCEClassifier
@@ -221,6 +235,9 @@ def run_sknce(params: dict, data, pattern, seed: int) -> dict:
         for i in range(0, len(rows), step)
     ]
     out["log_lik"] = float(np.mean(np.concatenate(ll))) if ll else float("nan")
+    if probe is not None:
+        X = vectorizer.transform(probe)
+        out["probe"] = (clf.classes_, clf.predict_log_proba(X), clf.predict(X))
     return out
 
 
@@ -228,7 +245,7 @@ def _fasttext_line(text: str, pattern: str | None) -> str:
     return " ".join(text.split()) if pattern else " ".join(text.lower().split())
 
 
-def run_fasttext(params: dict, data, pattern, tmp: Path) -> dict:
+def run_fasttext(params: dict, data, pattern, tmp: Path, probe=None) -> dict:
     import fasttext
 
     X_train, y_train, X_test, y_test = data
@@ -253,7 +270,7 @@ def run_fasttext(params: dict, data, pattern, tmp: Path) -> dict:
     )
     rows = np.random.default_rng(0).permutation(len(lines))[:5000]
     ll = fasttext_log_likelihood(model, [lines[i] for i in rows], y_test[rows], params["loss"])
-    return {
+    out = {
         "fit_s": wall,
         "fit_cpu_s": cpu,
         "accuracy": float(np.mean(hits[:, 0])),
@@ -261,6 +278,11 @@ def run_fasttext(params: dict, data, pattern, tmp: Path) -> dict:
         "log_lik": float(np.mean(ll)),
         "predict_s_per_10k": predict_s,
     }
+    if probe is not None:
+        lines = [_fasttext_line(t, pattern) for t in probe]
+        top1 = [model.f.predict(line + "\n", 1, 0.0, "strict")[0][1][prefix:] for line in lines]
+        out["probe"] = (*fasttext_log_proba(model, lines, params["loss"]), top1)
+    return out
 
 
 def _sklearn(name: str):
@@ -307,17 +329,30 @@ def task_systems(task: str) -> list[str]:
     return systems
 
 
-def run_system(name: str, data, pattern, seed: int, tmp: Path) -> dict:
+def run_system(name: str, data, pattern, seed: int, tmp: Path, probe=None) -> dict:
+    """One fit and its figures; with ``probe`` (texts), also ``"probe"``: the labels, the
+    log-probability of each for each text, and the predicted label of each text."""
     kind, params = SYSTEMS[name]
     if kind == "sknce":
-        return run_sknce(params, data, pattern, seed)
+        return run_sknce(params, data, pattern, seed, probe)
     if kind == "fasttext":
-        return run_fasttext(params, data, pattern, tmp)
+        return run_fasttext(params, data, pattern, tmp, probe)
+    if probe is not None:
+        raise ValueError(f"{name} cannot be scored on a planted sample (no probabilities)")
     return run_sklearn(_sklearn(name), data, pattern)
 
 
 # --- summaries --------------------------------------------------------------------------
 KEYS = ("fit_s", "fit_cpu_s", "accuracy", "top5", "log_lik", "predict_s_per_10k")
+#: The figures of ``--test-rows`` (``_planted_eval.py``).
+PLANTED_KEYS = (
+    "planted_accuracy",
+    "planted_accuracy_se",
+    "planted_log_lik",
+    "planted_log_lik_se",
+    "expected_accuracy",
+    "expected_log_lik",
+)
 
 
 def summarise(rows: list[dict]) -> list[dict]:
@@ -328,7 +363,7 @@ def summarise(rows: list[dict]) -> list[dict]:
     out = []
     for (task, system), group in groups.items():
         entry = {"task": task, "system": system, "n": len(group)}
-        for key in KEYS:
+        for key in KEYS + PLANTED_KEYS:
             values = np.array([r[key] for r in group if key in r], dtype=float)
             if values.size:
                 entry[key] = float(values.mean())
@@ -413,9 +448,46 @@ def saved_runs(paths: list[str]) -> tuple[list[dict], list, list]:
     return runs, starts, ends
 
 
-def run_tasks(tasks: list[str], args) -> list[dict]:
+def _planted_scores(task: str, data, sample, probes: dict, rows: dict) -> list[dict]:
+    """``--test-rows``: a repeat's systems scored on the fresh rows of ``sample``, each
+    against every other on the same rows, and the Bayes classifier.
+
+    ``probes``: system -> (labels, log-probabilities, predicted labels) on
+    ``sample.inputs``; each system's row of ``rows`` gains its figures. Returns the Bayes
+    classifier's figures and the pairs'.
+    """
+    where = {text: i for i, text in enumerate(sample.inputs)}
+    test_x = np.array([where[text] for text in data[2]])
+    repeat = next(iter(rows.values()))["repeat"]
+    for name, (labels, log_proba, top1) in probes.items():
+        # the distinct inputs' predictions must give the system's own test accuracy back
+        again = float(np.mean(np.asarray(top1, dtype=object)[test_x] == data[3]))
+        if abs(again - rows[name]["accuracy"]) > 1e-9:
+            raise RuntimeError(
+                f"{task} {name}: the accuracy from the distinct inputs ({again}) is not the "
+                f"accuracy of the test rows ({rows[name]['accuracy']})"
+            )
+        rows[name].update(sample.score(repeat, name, labels, log_proba, top1))
+    extra = [{"task": task, "repeat": repeat, "system": "Bayes", **sample.bayes()}]
+    systems = sorted(probes, key=lambda name: not name.startswith("sknce"))  # sknce - others
+    extra += [
+        {"task": task, **sample.paired(repeat, a, b)}
+        for i, a in enumerate(systems)
+        for b in systems[i + 1 :]
+    ]
+    for row in [*(rows[name] for name in systems), *extra]:
+        print_row(row)
+    return extra
+
+
+def run_tasks(tasks: list[str], args, planted: list | None = None) -> list[dict]:
     """Every run of every system of ``tasks``: ``args.repeats`` repeats from seed
-    ``args.first_seed``, interleaved, one row each (with the load when it ended)."""
+    ``args.first_seed``, interleaved, one row each (with the load when it ended).
+
+    With ``args.test_rows``, the planted tasks' runs are also scored on that many fresh
+    rows of their table in each repeat (:func:`_planted_scores`), whose Bayes and paired
+    figures are appended to ``planted``.
+    """
     rows, cache = [], {}
     for task in tasks:
         splits, pattern = task_splits(task, args.quick, cache)
@@ -436,8 +508,17 @@ def run_tasks(tasks: list[str], args) -> list[dict]:
         with tempfile.TemporaryDirectory() as tmp:
             for repeat in range(args.first_seed, args.first_seed + args.repeats):
                 for fold, data in enumerate(splits):
+                    sample = probes = None
+                    if args.test_rows is not None and task in PLANTED:
+                        n_labels, _, _, m_x = PLANTED[task][args.quick]
+                        sample = planted_sample(n_labels, m_x, args.test_rows, data[1], repeat)
+                        probes = {}
+                    repeat_rows = {}
                     for name in systems:
-                        result = run_system(name, data, pattern, seed=repeat, tmp=Path(tmp))
+                        probe = None if sample is None else sample.inputs
+                        result = run_system(name, data, pattern, repeat, Path(tmp), probe)
+                        if sample is not None:
+                            probes[name] = result.pop("probe")
                         row = {
                             "task": task,
                             "system": name,
@@ -449,6 +530,9 @@ def run_tasks(tasks: list[str], args) -> list[dict]:
                         }
                         print_row(row)
                         rows.append(row)
+                        repeat_rows[name] = row
+                    if sample is not None:
+                        planted += _planted_scores(task, data, sample, probes, repeat_rows)
     return rows
 
 
@@ -484,6 +568,42 @@ def _without_trees(argv: list[str]) -> list[str]:
     return out
 
 
+def positive_int(text: str) -> int:
+    """An argparse type: a positive integer, or a clear error."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not positive: give 1 or more")
+    return value
+
+
+def planted_summary(planted: list[dict]) -> list[dict]:
+    """``--test-rows``: per task and pair of systems (and the Bayes classifier), the means
+    over repeats. The repeats' fresh rows are independent, so the standard error of a mean
+    is the root of the summed squared errors over the number of repeats (test noise only;
+    ``expected_accuracy`` of the runs has none)."""
+    groups: dict = {}
+    for row in planted:
+        names = (row["system"],) if "system" in row else (row["a"], row["b"])
+        key = (row["task"], *names)
+        groups.setdefault(key, []).append(row)
+    out = []
+    for key, group in groups.items():
+        entry = {"task": key[0], "pair": " - ".join(key[1:]), "repeats": len(group)}
+        for name in ("planted_accuracy", "planted_log_lik", "accuracy_diff", "log_lik_diff"):
+            if name in group[0]:
+                entry[name] = float(np.mean([r[name] for r in group]))
+                se = np.sqrt(np.sum([r[name + "_se"] ** 2 for r in group])) / len(group)
+                entry[name + "_se"] = float(se)
+        for name in ("a_only", "b_only", "expected_accuracy", "expected_log_lik"):
+            if name in group[0]:
+                entry[name] = float(np.mean([r[name] for r in group]))
+        out.append(entry)
+    return out
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -506,6 +626,12 @@ def main(argv=None) -> None:
     )
     parser.add_argument("--tree", default=None, help="import sknce from this checkout")
     parser.add_argument("--rows-out", default=None, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--test-rows",
+        type=positive_int,
+        default=None,
+        help="N: score the planted tasks again on N fresh rows of their table per repeat",
+    )
     argv = sys.argv[1:] if argv is None else list(argv)
     args = parser.parse_args(argv)
     if args.tree is not None:
@@ -516,6 +642,12 @@ def main(argv=None) -> None:
     tasks = list(args.tasks)
     for kind in args.sweep:
         tasks += [f"{kind}-K{k}" for k in SWEEP[kind]]
+    if args.test_rows is not None:
+        if args.saved is not None or args.trees:
+            parser.error("--test-rows runs fits: it cannot summarise --from files or run --trees")
+        if not any(task in PLANTED for task in tasks):
+            parser.error(f"--test-rows needs a planted task in --tasks ({', '.join(PLANTED)})")
+    planted: list[dict] = []
     load_start = os.getloadavg()
     warm_up_s = None
     if args.saved is not None:
@@ -529,7 +661,7 @@ def main(argv=None) -> None:
         warm_up_s = warm_up()
         print(f"warm-up fit (untimed below): {warm_up_s:.1f} s; load {load_start}", flush=True)
         args.repeats = repeats
-        rows = run_tasks(tasks, args)
+        rows = run_tasks(tasks, args, planted)
     if args.rows_out is not None:
         Path(args.rows_out).write_text(json.dumps(rows, default=str))
         return
@@ -554,6 +686,9 @@ def main(argv=None) -> None:
             "load_end": load_end,
             "from": args.saved,
             "cliffs": sweep_cliffs,
+            "test_rows": args.test_rows,
+            "planted": planted,
+            "planted_summary": planted_summary(planted),
             "runs": rows,
         },
     )
@@ -562,6 +697,11 @@ def main(argv=None) -> None:
 
         print("\nAccuracy drops between neighbouring label counts (sknce less the ruler)")
         print(format_table(sweep_cliffs))
+    if planted:
+        from _common import format_table
+
+        print("\nThe planted table on fresh rows: means over repeats (a - b for the pairs)")
+        print(format_table(planted_summary(planted)))
     print(f"load at start {load_start}, at end {load_end}")
     if args.plot and kinds:
         plot_sweeps(summary, RESULTS / f"{name}_sweep.png")

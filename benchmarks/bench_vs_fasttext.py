@@ -102,26 +102,37 @@ def article_task(chunk: int = 40, seed: int = 0):
     return list(texts[tr]), ys[tr], list(texts[te]), ys[te]
 
 
-def synthetic_task(n_labels: int, n_train: int, n_test: int, m_x: int, seed: int = 0):
-    """The planted model of ``make_loglinear_conditional`` written as tokens."""
+def planted_truth(n_labels: int, m_x: int, seed: int = 0):
+    """The planted model of ``make_loglinear_conditional`` and each input written as tokens."""
     from sknce.datasets import make_loglinear_conditional
 
     _, _, truth = make_loglinear_conditional(1, m_x=m_x, m_y=n_labels, random_state=seed)
-    rng = np.random.default_rng(seed + 1)
-    n = n_train + n_test
-    x_index = rng.integers(m_x, size=n)
-    cdf = np.cumsum(truth.table, axis=1)
-    y = np.empty(n, dtype=np.int64)
-    for x in range(m_x):  # inverse-CDF draws, one support point at a time
-        rows = np.flatnonzero(x_index == x)
-        y[rows] = np.searchsorted(cdf[x], rng.uniform(0, cdf[x, -1], size=rows.size))
-    y = np.minimum(y, n_labels - 1)
     support = truth.support
     edges = [np.quantile(support[:, j], np.linspace(0, 1, 11)[1:-1]) for j in range(4)]
     tokens = []
     for x in range(m_x):
         bins = [f"c{j}b{int(np.searchsorted(edges[j], support[x, j]))}" for j in range(4)]
         tokens.append(" ".join([f"x{x}", *bins]))
+    return truth, tokens
+
+
+def planted_draws(truth, n: int, rng) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` rows of the planted model: each row's input (uniform) and label indices."""
+    m_x, n_labels = truth.table.shape
+    x_index = rng.integers(m_x, size=n)
+    cdf = np.cumsum(truth.table, axis=1)
+    y = np.empty(n, dtype=np.int64)
+    for x in range(m_x):  # inverse-CDF draws, one support point at a time
+        rows = np.flatnonzero(x_index == x)
+        y[rows] = np.searchsorted(cdf[x], rng.uniform(0, cdf[x, -1], size=rows.size))
+    return x_index, np.minimum(y, n_labels - 1)
+
+
+def synthetic_task(n_labels: int, n_train: int, n_test: int, m_x: int, seed: int = 0):
+    """The planted model of ``make_loglinear_conditional`` written as tokens."""
+    truth, tokens = planted_truth(n_labels, m_x, seed)
+    n = n_train + n_test
+    x_index, y = planted_draws(truth, n, np.random.default_rng(seed + 1))
     texts = [tokens[x] for x in x_index]
     labels = np.array([f"y{v}" for v in y], dtype=object)
     seen = set(labels[:n_train])
@@ -180,6 +191,40 @@ def _log_sigmoid(z):
     return -np.logaddexp(0.0, -z)
 
 
+def _flat_log_proba(S: np.ndarray, loss: str) -> np.ndarray:
+    """log p(label | text) of every label from the output scores ``S`` (rows x labels):
+    ``softmax``'s, or ``ns``'s per-label sigmoids normalised over the labels."""
+    if loss == "softmax":
+        S = S - S.max(axis=1, keepdims=True)
+        return S - np.log(np.exp(S).sum(axis=1, keepdims=True))
+    log_sig = _log_sigmoid(S)
+    return log_sig - np.log(np.exp(log_sig).sum(axis=1, keepdims=True))
+
+
+def fasttext_log_proba(model, texts, loss: str, block: int = 4) -> tuple[list, np.ndarray]:
+    """log p(label | text) under a fastText model for every label: the labels (without
+    ``__label__``) and a texts x labels matrix, as :func:`fasttext_log_likelihood` gives
+    it one label at a time (``hs``: every label's path at once, padded to the deepest)."""
+    names, freqs = model.get_labels(include_freq=True)
+    labels = [name[len("__label__") :] for name in names]
+    H = np.array([model.get_sentence_vector(t + " </s>") for t in texts], dtype=np.float64)
+    O = np.asarray(model.get_output_matrix(), dtype=np.float64)
+    if loss in ("softmax", "ns"):
+        return labels, _flat_log_proba(H @ O.T, loss)
+    paths, codes = _huffman_paths(np.asarray(freqs, dtype=np.float64))
+    depth = max(len(path) for path in paths)
+    nodes = np.zeros((len(paths), depth), dtype=np.int64)
+    sign = np.zeros((len(paths), depth))  # +1 / -1 along the path, 0 past its end
+    for i, (path, code) in enumerate(zip(paths, codes)):
+        nodes[i, : len(path)] = path
+        sign[i, : len(path)] = np.where(code, 1.0, -1.0)
+    out = np.empty((len(texts), len(labels)))
+    for start in range(0, len(texts), block):  # rows x labels x depth blocks stay small
+        S = (H[start : start + block] @ O.T)[:, nodes]
+        out[start : start + block] = np.sum(_log_sigmoid(S * sign) * (sign != 0), axis=2)
+    return labels, out
+
+
 def fasttext_log_likelihood(model, texts, labels, loss: str) -> list:
     """log p(label | text) under a fastText model, exactly, from its matrices.
 
@@ -197,16 +242,9 @@ def fasttext_log_likelihood(model, texts, labels, loss: str) -> list:
         h = H[start : start + 64]
         ys = [index.get(label) for label in labels[start : start + 64]]
         S = h @ O.T
-        if loss == "softmax":
-            S -= S.max(axis=1, keepdims=True)
-            logp = S - np.log(np.exp(S).sum(axis=1, keepdims=True))
+        if loss in ("softmax", "ns"):
+            logp = _flat_log_proba(S, loss)
             out += [logp[r, y] if y is not None else -np.inf for r, y in enumerate(ys)]
-        elif loss == "ns":
-            sig = 1.0 / (1.0 + np.exp(-S))
-            out += [
-                np.log(sig[r, y] / sig[r].sum()) if y is not None else -np.inf
-                for r, y in enumerate(ys)
-            ]
         else:
             if not hasattr(model, "_paths"):
                 model._paths = _huffman_paths(np.asarray(freqs, dtype=np.float64))

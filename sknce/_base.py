@@ -748,7 +748,7 @@ class BaseNCE(BaseEstimator):
     def _run(self, dataset, data, plan: FitPlan) -> None:
         """Schedule and train on ``dataset``; then the fitted attributes of the network."""
         n = len(dataset)
-        validates = self.early_stopping and not plan.partial
+        validates = not plan.partial and self._holds_out()
         n_train = n - self._n_held_out(dataset) if validates else n
         batch_size, max_epochs = self._schedule(n, n_train, plan.continues)
 
@@ -898,7 +898,7 @@ class BaseNCE(BaseEstimator):
             continued fit keeps the net's batch size.
         validation : bool or None, default=None
             Whether a new net holds out validation examples; ``None``:
-            ``early_stopping`` where the data allow it (not for ``partial``).
+            :meth:`_holds_out` where the data allow it (not for ``partial``).
         **net_kwargs
             Passed to ``net_class`` when a new net is built.
         """
@@ -924,7 +924,7 @@ class BaseNCE(BaseEstimator):
             with seeded_init(seeds):
                 module, criterion = build()
             if validation is None:
-                validation = self.early_stopping and not partial and self._can_validate(dataset)
+                validation = not partial and self._holds_out() and self._can_validate(dataset)
             callbacks = self._callbacks(validation, extra_callbacks or [])
             net_kwargs = {
                 "max_epochs": max_epochs,
@@ -957,6 +957,10 @@ class BaseNCE(BaseEstimator):
         self.n_iter_ = len(self.history_)
         self._warn_if_at_chance(self.history_[n_before:])
         return net
+
+    def _holds_out(self) -> bool:
+        """Whether a new fit holds out examples for early stopping: ``early_stopping``."""
+        return self.early_stopping
 
     def _can_validate(self, dataset) -> bool:
         """Whether holding out validation examples leaves enough training examples.

@@ -70,7 +70,7 @@ _PLAN_STATED = {
         r"about ([\d.]+) million example updates, ``clip\(round\(([\d.e]+) /",
         lambda v: (v / 1e6, v),
     ),
-    "BAG_EPOCH_RANGE": ("max_epochs", r"1e6 / n_train\), (\d+), (\d+)\)``", lambda v: v),
+    "BAG_EPOCH_RANGE": ("max_epochs", r"8e5 / n_train\), (\d+), (\d+)\)``", lambda v: v),
     "LINEAR_EXAMPLES": (
         "max_epochs",
         r"about ([\d,]+) example updates,\s+``clip\(round\(([\d.e]+) /",

@@ -394,8 +394,8 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         ``clip(round(3000 / steps_per_epoch), 10, 200)``, with
         ``steps_per_epoch = ceil(n_train / batch_size)`` over the training examples
         not held out for early stopping.
-        With the bag encoder trained by SGD (see ``optimizer``): about 1 million
-        example updates, ``clip(round(1e6 / n_train), 3, 25)``. With the linear
+        With the bag encoder trained by SGD (see ``optimizer``): about 0.8 million
+        example updates, ``clip(round(8e5 / n_train), 3, 25)``. With the linear
         model trained by its compiled step: about 200,000 example updates,
         ``clip(round(2e5 / n_train), 3, 50)``.
     batch_size : int or "auto", default="auto"
@@ -460,7 +460,12 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         it, predicting the most frequent class, warns); where the fit calibrates
         (``plan_.calibrate``), an epoch beats it when its held-out loss at a fitted
         temperature does (``valid_tempered_loss`` in the history). A stream of chunks
-        holds out its last chunk; ``partial_fit`` holds out nothing. Multi-label:
+        holds out its last chunk; ``partial_fit`` holds out nothing; nor does a fit of
+        the factored bag by SGD (``plan_.regime == "bag"``, ``plan_.kernel``) whose
+        ``max_epochs="auto"`` gives it no more epochs than ``patience`` on all of its
+        examples (``plan_.early_stopping`` is then False): early stopping could not
+        stop it, only take back its last epochs, and every example trains instead.
+        Multi-label:
         rows are held out, and the monitor is their precision; in the compiled regime
         of a sparse ``X`` it chooses the epochs of a refit on every row, which may
         continue the held-out fit's network (see :ref:`multilabel`).
@@ -893,11 +898,16 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
 
         return batch_size, plan.epochs(n_train, steps)
 
+    def _holds_out(self) -> bool:
+        """The plan's ``early_stopping``: the factored bag may hold out nothing
+        (:func:`~sknce.conditional._plan.bag_holds_out`)."""
+        return self._classifier_plan.early_stopping
+
     def _net_options(self, data: _Labelled) -> dict:
         """The linear decay of the plan's rate, as an extra callback; where a refit
         follows a multi-label hold-out, a net that only scores the held-out rows'
         precision (no validation loss)."""
-        held_out = self.validation_fraction if self.early_stopping else 0.0
+        held_out = self.validation_fraction if self._holds_out() else 0.0
         options = self._decay_options(data.n_examples * (1 - held_out))
         if self.multilabel_ and self._classifier_plan.refit:
             options["net_class"] = _multilabel.PrecisionNet

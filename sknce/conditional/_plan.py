@@ -75,7 +75,7 @@ AUTOGRAD_NEGATIVES = 64
 BAG_DIM = 64
 BAG_LR_PER_ENTRY = 0.02
 BAG_LR_RANGE = (0.1, 1.0)
-BAG_EXAMPLES = 1_000_000
+BAG_EXAMPLES = 800_000
 BAG_EPOCH_RANGE = (3, 25)
 BAG_BATCH = 2048
 BAG_NEGATIVES = 16
@@ -291,8 +291,9 @@ class ClassifierPlan:
         regime, their rows' precision in the compiled multi-label regime).
     early_stopping : bool
         A new fit holds out ``validation_fraction`` of the examples and stops early on
-        them (the estimator's ``early_stopping``); where the plan refits, their best
-        epoch is then the refit's count.
+        them (the estimator's ``early_stopping``, except where :func:`bag_holds_out`
+        says the factored bag's fit holds out nothing); where the plan refits, their
+        best epoch is then the refit's count.
     params : tuple of (str, object)
         The parameters the plan was resolved from.
     damping : float
@@ -348,10 +349,9 @@ class ClassifierPlan:
         """
         if self.max_epochs is not None:
             return self.max_epochs
-        examples, low, high = self.epoch_rule
-        if not examples:
+        if not self.epoch_rule[0]:
             return auto_epochs(n_train, self.batch_size)
-        return int(np.clip(round(examples / max(n_train, 1)), low, high))
+        return _rule_epochs(self.epoch_rule, n_train)
 
     @property
     def negatives_drawn(self) -> bool:
@@ -443,6 +443,38 @@ class ClassifierPlan:
         if not self.kernel and _differs(params["optimizer"], now["optimizer"]):
             changes["optimizer"] = now["optimizer"]
         return replace(self, **changes)
+
+
+def _rule_epochs(epoch_rule: tuple[int, int, int], n_train: int) -> int:
+    """The epochs of ``epoch_rule`` ``(examples, low, high)`` on ``n_train`` examples."""
+    examples, low, high = epoch_rule
+    return int(np.clip(round(examples / max(n_train, 1)), low, high))
+
+
+def bag_holds_out(n_samples: int | None, patience: int) -> bool:
+    """Whether a new fit of the factored bag by SGD at ``max_epochs="auto"`` holds out
+    examples for early stopping.
+
+    Not when its epochs on all ``n_samples`` examples (about ``BAG_EXAMPLES`` example
+    updates, within ``BAG_EPOCH_RANGE``) are at most ``patience``: early stopping could
+    then never stop the fit, and the held-out examples would only be lost to every
+    epoch's training (``benchmarks/README.md``, issue 29's seventh session, measures
+    the gain on the tasks of this regime).
+
+    Parameters
+    ----------
+    n_samples : int or None
+        Training examples of the fit (None: unknown, a stream of chunks).
+    patience : int
+        The estimator's ``patience``.
+
+    Returns
+    -------
+    bool
+    """
+    if n_samples is None:
+        return True
+    return _rule_epochs((BAG_EXAMPLES, *BAG_EPOCH_RANGE), n_samples) > patience
 
 
 def _snapshot(estimator) -> dict:
@@ -740,6 +772,7 @@ def resolve_plan(
     objective = "ova" if facts.multilabel else estimator.objective
     margin, exhaustive, n_negatives, damping, max_threads, n_buckets = 0.0, False, 0, 0.0, 0, 0
     sgd_rate = 0.0
+    early_stopping = bool(estimator.early_stopping)
     bag = None
     if facts.entries is not None:
         bag = estimator.bag
@@ -782,6 +815,8 @@ def resolve_plan(
         if estimator.n_negatives == "auto":
             exhaustive = n_classes - 1 <= BAG_NEGATIVES
             n_negatives = n_classes if exhaustive else BAG_NEGATIVES
+        if estimator.max_epochs == "auto":
+            early_stopping &= bag_holds_out(facts.n_samples, estimator.patience)
     else:
         kernel, optimizer = False, estimator.optimizer
         epoch_rule = (0, 0, 0)
@@ -819,7 +854,7 @@ def resolve_plan(
         n_jobs=check_n_jobs(estimator.n_jobs),
         calibrate=regime == "linear",
         refit=regime == "linear",
-        early_stopping=bool(estimator.early_stopping),
+        early_stopping=early_stopping,
         params=tuple(_snapshot(estimator).items()),
         damping=damping,
         max_threads=max_threads,

@@ -8,6 +8,7 @@ honoured or refused with the fix named.
 import math
 import pickle
 import warnings
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -24,6 +25,7 @@ from sknce import ConditionalNCEClassifier
 from sknce.conditional._kernel_step import BagRankingStep, LinearSoftmaxStep
 from sknce.conditional._plan import (
     DataFacts,
+    bag_holds_out,
     linear_budget,
     linear_damping,
     linear_fits,
@@ -655,6 +657,78 @@ def test_auto_epochs_are_a_number_of_example_updates_in_a_range(facts, n_train, 
     assert resolve_plan(ConditionalNCEClassifier(max_epochs=3), facts).epochs(n_train, None) == 3
 
 
+def _bag_epochs(n_samples: int) -> int:
+    """The factored bag's epochs at ``max_epochs="auto"`` on ``n_samples`` examples."""
+    plan = resolve_plan(ConditionalNCEClassifier(), _facts(10_000, entries=5.0))
+    assert plan.regime == "bag" and plan.kernel
+    return plan.epochs(n_samples, None)
+
+
+@pytest.mark.parametrize("patience", [3, 4, 5, 10, 24])
+def test_the_bag_holds_out_examples_only_where_early_stopping_could_stop_it(patience):
+    # the largest number of examples whose epochs exceed patience, found by bisection on
+    # the plan's own epoch rule: one example more and the fit holds out nothing
+    low, high = 1, 10**8
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if _bag_epochs(middle) > patience else (low, middle)
+    assert _bag_epochs(low) == patience + 1 and _bag_epochs(high) == patience
+    assert bag_holds_out(low, patience) and not bag_holds_out(high, patience)
+    assert bag_holds_out(1, patience) and not bag_holds_out(10**9, patience)
+
+
+def test_the_bag_holds_out_at_five_epochs_switch_and_when_the_size_is_unknown():
+    # 800,000 example updates: 6 epochs up to 145,454 examples, 5 from 145,455 (patience 5)
+    assert bag_holds_out(145_454, 5) and not bag_holds_out(145_455, 5)
+    assert bag_holds_out(None, 5) and bag_holds_out(None, 100)
+    assert not bag_holds_out(1, 25) and not bag_holds_out(1, 10**6)  # at most 25 epochs
+
+
+@pytest.mark.parametrize("n_samples, holds", [(145_454, True), (145_455, False), (None, True)])
+def test_the_bag_plans_early_stopping_follows_its_epochs(monkeypatch, n_samples, holds):
+    monkeypatch.setattr(plan_module, "LINEAR_COST", 0)  # the bag at any label count
+    facts = _facts(10_000, entries=5.0, n_samples=n_samples)
+    assert resolve_plan(ConditionalNCEClassifier(), facts).early_stopping is holds
+    # the user's own choices: no early stopping, a number of epochs
+    assert not resolve_plan(ConditionalNCEClassifier(early_stopping=False), facts).early_stopping
+    assert resolve_plan(ConditionalNCEClassifier(max_epochs=3), facts).early_stopping
+    # nothing else changes with the examples' count
+    other = resolve_plan(ConditionalNCEClassifier(), _facts(10_000, entries=5.0, n_samples=10))
+    assert replace(resolve_plan(ConditionalNCEClassifier(), facts), early_stopping=True) == other
+
+
+@pytest.mark.parametrize(
+    "n_samples, n_train, epochs, holds",
+    [
+        (200_000, 200_000, 4, False),  # the planted 10^5-label table: 6 at 10**6, held out
+        (319_086, 319_086, 3, False),  # the centre-word task: 3, as at 10**6
+        (100_000, 90_000, 9, True),  # its first 100,000 windows: 11 at 10**6
+        (300_000, 300_000, 3, False),  # the planted 10^6-label table: 4 at 10**6
+    ],
+)
+def test_the_bag_epochs_and_hold_out_of_the_measured_tasks(
+    monkeypatch, n_samples, n_train, epochs, holds
+):
+    monkeypatch.setattr(plan_module, "LINEAR_COST", 0)
+    plan = resolve_plan(ConditionalNCEClassifier(), _facts(7_650, n_samples=n_samples))
+    assert plan.epochs(n_train, None) == epochs and plan.early_stopping is holds
+
+
+def test_the_linear_network_and_multilabel_plans_hold_out_at_any_size():
+    large = 10**8
+    est = ConditionalNCEClassifier()
+    linear = resolve_plan(est, _facts(50, entries=30.0, n_samples=large))
+    network = resolve_plan(est, _facts(5, entries=None, n_samples=large))
+    labels = resolve_plan(est, _facts(30, multilabel=True, n_samples=large))
+    assert (linear.regime, network.regime, labels.regime) == ("linear", "network", "bag")
+    assert linear.early_stopping and network.early_stopping and labels.early_stopping
+    # an autograd-trained bag (any optimizer but the compiled step's) holds out too
+    autograd = resolve_plan(
+        ConditionalNCEClassifier(objective="binary"), _facts(10_000, entries=5.0, n_samples=large)
+    )
+    assert autograd.regime == "bag" and not autograd.kernel and autograd.early_stopping
+
+
 # --- the fit reads its plan --------------------------------------------------------------------
 def _text(n, n_classes=6, seed=0):
     """Bags of 10 words: 4 from the label's 6 signature words, 6 from 200 common ones."""
@@ -854,3 +928,20 @@ def test_a_new_fit_without_a_refit_keeps_no_former_selection_history():
     assert clf.plan_.refit and clf.selection_history_
     clf.set_params(early_stopping=False).fit(X, y)
     assert not hasattr(clf, "selection_history_")
+
+
+def test_a_bag_fit_within_patience_epochs_holds_out_nothing_and_trains_every_example(
+    monkeypatch,
+):
+    monkeypatch.setattr(plan_module, "LINEAR_COST", 0)
+    texts, y = _text(300)
+    X = _counts(texts).transform(texts)
+    # 300 examples: 25 epochs, so a patience of 25 could never stop the fit
+    within = ConditionalNCEClassifier(random_state=0, patience=25).fit(X, y)
+    assert within.plan_.regime == "bag" and not within.plan_.early_stopping
+    assert within.net_.train_split is None and "early_stopping" not in dict(within.net_.callbacks_)
+    assert within.n_iter_ == 25 and "valid_loss" not in within.history_[-1]
+    beyond = ConditionalNCEClassifier(random_state=0, patience=24).fit(X, y)
+    assert beyond.plan_.early_stopping and beyond.net_.train_split is not None
+    assert "early_stopping" in dict(beyond.net_.callbacks_)
+    assert "valid_loss" in beyond.history_[0]
