@@ -126,6 +126,11 @@ _PLAN_STATED = {
         r"to (\d+)/3 times it between",
         lambda v: (3 * (1 + v),),
     ),
+    "LINEAR_STEEP_CLASSES": (
+        "hidden_layer_sizes",
+        r"twice that rate from ([\d,]+) to ([\d,]+) classes",
+        lambda v: v,
+    ),
     "SPARSE_RATIO": ("sparse_embeddings", r"at least (\d+) times as many rows"),
     "LINEAR_SGD_LR": ("lr", r"plus ([\d.]+) times the damping"),
     "LINEAR_DAMPING_CLASSES": ("lr", r"damping ``\(n_classes / ([\d,]+)\) \*\* \d+``"),

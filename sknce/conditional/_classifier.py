@@ -279,8 +279,10 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         update (``lr``: 9 up to 6.5 training rows per class, falling to 6 with no
         fewer than 7.5 rows per class; :class:`~sknce.losses.MarginSoftmaxLoss`,
         ``plan_.margin``) and, with a few rows per class, on to twice that rate
-        between 2,500 and 3,000 classes and to 8/3 times it between 2,750 and 3,000
-        classes, where a per-example update of its ``n_classes`` scores costs
+        from 2,125 to 2,194 classes and, where larger (from about 2,860 classes), on
+        the ramps to twice that rate between 2,500 and 3,000 classes and to 8/3 times
+        it between 2,750 and 3,000 classes, where a per-example update of its
+        ``n_classes`` scores costs
         at most 32 times the factored model's ``64 * (entries + 17)``, with
         ``entries`` the mean stored entries of a row (up to 4 times more below 10
         training rows per class, as ``10 / rows_per_class``: the factored model

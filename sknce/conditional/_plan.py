@@ -164,6 +164,17 @@ LINEAR_SGD_RAMP = 1.0
 LINEAR_WIDE_CLASSES = (2_500, 3_000)
 LINEAR_WIDER_CLASSES = (2_750, 3_000)
 LINEAR_WIDE = 5.0 / 3.0
+#: With a few rows per class the widening is at least the share of the way through
+#: ``LINEAR_STEEP_CLASSES`` (times ``1 - m``, :func:`linear_margin`): a steep ramp of the
+#: target from the SGD rate to twice it (9 to 18, 0.13 a class), the larger of the two
+#: widenings taken, so the plan is the one before up to ``LINEAR_STEEP_CLASSES[0]``
+#: classes (article K2125, where 12.7 lost log-likelihood) and wherever the wider ramps
+#: above already reach twice the rate (from about 2,860 classes). On article chunks of
+#: 2,150-2,750 classes (3.3-4.2 rows per class) the steep ramp's margins (12.1, 15.3
+#: and 18) learned more than the rate's (9-13.4) on the mean of 3 seeds, in accuracy and
+#: log-likelihood, while 24 there lost at 2,950-3,000 classes, where the rule before
+#: gives 21.5-23.8.
+LINEAR_STEEP_CLASSES = (2_125, 2_194)
 
 #: The classifier's parameters a plan is resolved from (its snapshot).
 _PLAN_PARAMS = (
@@ -614,15 +625,16 @@ def linear_sgd_rate(damping: float, rows_per_class: float | None = None) -> floa
 
 
 def _wide(damping: float, rows_per_class: float | None) -> float:
-    """The widening ``w`` of the margin's target: the classes' share of the way through
-    ``LINEAR_WIDE_CLASSES`` plus ``LINEAR_WIDE - 1`` times their share through
-    ``LINEAR_WIDER_CLASSES`` (the classes read from the damping, of which they are the
-    ``LINEAR_DAMPING_POWER``-th root), times ``1 - m``; exactly 0 up to
-    ``LINEAR_WIDE_CLASSES[0]``."""
+    """The widening ``w`` of the margin's target: the larger of the classes' share of the
+    way through ``LINEAR_STEEP_CLASSES`` and their share through ``LINEAR_WIDE_CLASSES``
+    plus ``LINEAR_WIDE - 1`` times their share through ``LINEAR_WIDER_CLASSES`` (the
+    classes read from the damping, of which they are the ``LINEAR_DAMPING_POWER``-th
+    root), times ``1 - m``; exactly 0 up to ``LINEAR_STEEP_CLASSES[0]``."""
     lo = LINEAR_WIDE_CLASSES[0]
     classes = (damping / linear_damping(lo)) ** (1.0 / LINEAR_DAMPING_POWER) * lo
     wide = _ramp(classes, LINEAR_WIDE_CLASSES)
     wide += (LINEAR_WIDE - 1.0) * _ramp(classes, LINEAR_WIDER_CLASSES)
+    wide = max(wide, _ramp(classes, LINEAR_STEEP_CLASSES))
     return wide * (1.0 - _many_rows(rows_per_class))
 
 
@@ -636,14 +648,15 @@ def linear_margin(damping: float, rows_per_class: float | None = None) -> float:
     with a few rows per class and ``LINEAR_SGD_RAMP`` (the rate's) with many, linear in
     the rate's ``m`` between (:func:`linear_sgd_rate`). ``w`` widens the target to up
     to ``1 + LINEAR_WIDE`` times the rate with a few rows per class and many classes:
-    the share of the way through ``LINEAR_WIDE_CLASSES`` plus ``LINEAR_WIDE - 1`` times
-    the share through ``LINEAR_WIDER_CLASSES`` (linear in the classes ``n_classes``,
-    read from the damping, ``LINEAR_DAMPING_CLASSES * damping ** (1 /
-    LINEAR_DAMPING_POWER)``), times ``1 - m``: 0 up to ``LINEAR_WIDE_CLASSES[0]``
-    classes or from ``LINEAR_MARGIN_ROWS[1]`` rows per class.
-    AdaGrad's margin up to ``d0``, the SGD rate well past it, up to ``1 + LINEAR_WIDE``
-    times it with a few rows per class past ``LINEAR_WIDE_CLASSES[1]`` classes;
-    continuous in both arguments.
+    the larger of the share of the way through ``LINEAR_STEEP_CLASSES`` and the share
+    through ``LINEAR_WIDE_CLASSES`` plus ``LINEAR_WIDE - 1`` times the share through
+    ``LINEAR_WIDER_CLASSES`` (linear in the classes ``n_classes``, read from the
+    damping, ``LINEAR_DAMPING_CLASSES * damping ** (1 / LINEAR_DAMPING_POWER)``), times
+    ``1 - m``: 0 up to ``LINEAR_STEEP_CLASSES[0]`` classes or from
+    ``LINEAR_MARGIN_ROWS[1]`` rows per class. AdaGrad's margin up to ``d0``, the SGD
+    rate well past it, twice it with a few rows per class from
+    ``LINEAR_STEEP_CLASSES[1]`` classes, up to ``1 + LINEAR_WIDE`` times it past
+    ``LINEAR_WIDE_CLASSES[1]``; continuous in both arguments.
 
     Parameters
     ----------

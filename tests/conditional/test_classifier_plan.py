@@ -369,22 +369,27 @@ def test_the_plan_is_the_one_before_where_it_was_measured_best_and_continuous():
     # class or fewer (article from 1,387 classes) up to the wide margin's classes, where
     # it learned most
     before = np.array([_margin_before(p.damping, r) for p, r in zip(plans, rows)])
-    wide = counts > plan_module.LINEAR_WIDE_CLASSES[0]
+    wide = counts > plan_module.LINEAR_STEEP_CLASSES[0]
     same = ((counts <= plan_module.LINEAR_MARGIN_CLASSES) | (rows <= 6.5)) & ~wide
     assert np.all(margins[same] == before[same]) and np.all(rates[same] == 9.0)
     assert np.all(margins[counts <= plan_module.LINEAR_MARGIN_CLASSES] == low)
     assert counts[~same & ~wide].min() == 501 and counts[~same & ~wide].max() == 1_386
     # between, a larger margin at a smaller rate (article K600-K1300: accuracy and
-    # log-likelihood rose); past 2,500 classes (2-3.6 rows per class) the wide margin,
-    # larger again at the rate of a few rows (article K2750-K6000: both rose)
+    # log-likelihood rose); past 2,125 classes (1.6-4.2 rows per class) the wide margin,
+    # larger again at the rate of a few rows (article K2150-K6000: both rose)
     assert np.all(margins[~same] > before[~same])
     slower = (counts > plan_module.LINEAR_MARGIN_CLASSES) & (rows > few)
     assert np.all(rates[slower] < 9.0) and np.all(rates[~slower] == 9.0)
     # no cliff: both change with the label count by small steps, and the margin grows
     # with it (down to 1.6 rows per class at 5,639 classes: no rows guard since early
-    # stopping judges the prior start at a fitted temperature)
+    # stopping judges the prior start at a fitted temperature); its steepest steps are
+    # the steep ramp's, the rate of 9 over its 69 classes (0.13 a class)
     assert np.all(np.diff(margins) >= 0)
-    assert np.max(np.abs(np.diff(margins))) < 0.1
+    lo, hi = plan_module.LINEAR_STEEP_CLASSES
+    ramp = (counts[1:] > lo) & (counts[:-1] < hi)
+    steps = np.diff(margins)
+    assert np.max(steps[ramp]) == pytest.approx(9.0 / (hi - lo), rel=0.01)
+    assert np.max(steps[~ramp]) < 0.1
     assert np.max(np.abs(np.diff(rates))) < 0.05
     assert np.all(margins[(rows <= few) & (counts >= 1_500)] > 0.99 * 9.0)
 
@@ -402,6 +407,22 @@ def _margin_round_6(damping: float, rows: float | None) -> float:
     return float(1.0 + (rate - 1.0) * (slow + many * (fast - slow)))
 
 
+def _margin_round_7(damping: float, rows: float | None) -> float:
+    """The rule before the steep ramp (round 7), in the order of its operations: round 6's
+    margin ``1 + (r (1 + w) - 1) s`` with the widening ``w`` the share of the way from
+    2,500 to 3,000 classes plus 2/3 times the share from 2,750 to 3,000, times ``1 - m``."""
+    d0 = linear_damping(500)
+    fast, slow = (max(0.0, damping / d0 - 1.0) / ramp for ramp in (1.0, 4.0))
+    fast, slow = fast / (1.0 + fast), slow / (1.0 + slow)
+    many = float(np.clip((rows - 6.5) / 1.0, 0.0, 1.0)) if rows else 1.0
+    rate = 9.0 - (9.0 - 6.0) * (fast * many)
+    classes = (damping / linear_damping(2_500)) ** (1.0 / 6) * 2_500
+    wide = float(np.clip((classes - 2_500) / 500, 0.0, 1.0))
+    wide += (5.0 / 3.0 - 1.0) * float(np.clip((classes - 2_750) / 250, 0.0, 1.0))
+    target = rate * (1.0 + wide * (1.0 - many))
+    return float(1.0 + (target - 1.0) * (slow + many * (fast - slow)))
+
+
 def _widening(n_classes: int, rows: float | None) -> float:
     """The ``w`` of the margin's target ``r (1 + w)``, read back from the margin."""
     damping = linear_damping(n_classes)
@@ -415,9 +436,9 @@ ROWS_SCREENED = (None, 0.5, 1.0, 1.5, 2.0, 3.0, 4.5, 6.5, 7.0, 7.5, 10.0, 20.0, 
 
 
 def test_the_wide_margin_leaves_round_6s_plan_up_to_its_classes_and_with_many_rows():
-    # article chunks up to 2,500 classes, and any label count with 7.5 rows per class or
+    # article chunks up to 2,125 classes, and any label count with 7.5 rows per class or
     # more (the centre-word sweep, 12-20 rows at 3,000-5,000 classes): exactly round 6's
-    lo = plan_module.LINEAR_WIDE_CLASSES[0]
+    lo = plan_module.LINEAR_STEEP_CLASSES[0]
     many = plan_module.LINEAR_MARGIN_ROWS[1]
     for k in np.arange(2, 20_001, 7).tolist() + [lo, lo + 1]:
         damping = linear_damping(k)
@@ -426,8 +447,10 @@ def test_the_wide_margin_leaves_round_6s_plan_up_to_its_classes_and_with_many_ro
                 assert linear_margin(damping, rows) == _margin_round_6(damping, rows), (k, rows)
             else:
                 assert linear_margin(damping, rows) >= _margin_round_6(damping, rows), (k, rows)
+    # (the no-cliff range, 1,000-2,000 classes, among them)
+    assert lo > 2_000
     article = dict(n_features=ARTICLE_FEATURES, entries=ARTICLE_ENTRIES, n_samples=ARTICLE_ROWS)
-    facts = [_facts(k, **article) for k in (2_000, 2_495)]  # article K2000, K2500
+    facts = [_facts(k, **article) for k in (1_000, 1_500, 1_999, 2_124)]  # K2000, K2125
     facts += [_facts(5_000, n_samples=5_000 * rows) for rows in (many, 12.0, 20.0)]
     for fact in facts:
         plan = resolve_plan(ConditionalNCEClassifier(), fact)
@@ -435,27 +458,67 @@ def test_the_wide_margin_leaves_round_6s_plan_up_to_its_classes_and_with_many_ro
         assert plan.margin == _margin_round_6(plan.damping, fact.n_samples / fact.n_classes)
 
 
+def test_the_wide_margin_is_round_7s_wherever_that_reaches_twice_the_rate():
+    # round 7's plan (article K2950, K3000: the steep ramp's 24 lost there) wherever its
+    # margin is twice the rate of a few rows (18) or more, larger than it nowhere else
+    # than where the steep ramp is (round 6's up to LINEAR_STEEP_CLASSES[0] classes)
+    lo = plan_module.LINEAR_STEEP_CLASSES[0]
+    for k in np.arange(2, 20_001, 7).tolist() + list(range(2_850, 2_870)):
+        damping = linear_damping(k)
+        for rows in ROWS_SCREENED:
+            before = _margin_round_7(damping, rows)
+            if before >= 18.0 or k <= lo:
+                assert linear_margin(damping, rows) == before, (k, rows)
+            else:
+                assert linear_margin(damping, rows) >= before, (k, rows)
+    article = dict(n_features=ARTICLE_FEATURES, entries=ARTICLE_ENTRIES, n_samples=ARTICLE_ROWS)
+    for k, margin in ((2_867, 18.412), (2_941, 21.52), (2_995, 23.788), (5_639, 24.0)):
+        plan = resolve_plan(ConditionalNCEClassifier(), _facts(k, **article))
+        assert plan.margin == _margin_round_7(plan.damping, ARTICLE_ROWS / k)
+        assert plan.margin == pytest.approx(margin, abs=1e-3), k
+    # the steep ramp's own (article K2150-K2750): 12.12, 15.25, then 18 (17.99) up to
+    # round 7's 18 at about 2,857 classes
+    for k, margin in ((2_124, 8.9946), (2_149, 12.1234), (2_173, 15.2524), (2_198, 17.9906)):
+        plan = resolve_plan(ConditionalNCEClassifier(), _facts(k, **article))
+        assert plan.margin == pytest.approx(margin, abs=1e-4), k
+    for k in (2_246, 2_374, 2_495, 2_622, 2_746, 2_850):
+        plan = resolve_plan(ConditionalNCEClassifier(), _facts(k, **article))
+        assert 17.99 < plan.margin < 18.0, k
+
+
 def test_the_wide_margin_switches_in_with_the_classes_and_the_rows_per_class():
     lo, hi = plan_module.LINEAR_WIDE_CLASSES
     wider = plan_module.LINEAR_WIDER_CLASSES
     full = plan_module.LINEAR_WIDE
+    steep = plan_module.LINEAR_STEEP_CLASSES
     few, many = plan_module.LINEAR_MARGIN_ROWS
     assert (lo, hi, wider, full) == (2_500, 3_000, (2_750, 3_000), pytest.approx(5 / 3))
-    # the classes: none at LINEAR_WIDE_CLASSES[0]; half way to twice the rate at 2,750
-    # (the sixth session's margin, where 8/3 times the rate did not gain); then on to
-    # 1 + LINEAR_WIDE times it at 3,000, and no further
-    for rows in (1.0, 1.6, 3.0, few):
-        assert _widening(lo, rows) == pytest.approx(0.0, abs=1e-9)
-        assert _widening(2_750, rows) == pytest.approx(0.5)
+    assert steep == (2_125, 2_194)
+    # the classes: none up to LINEAR_STEEP_CLASSES[0] (article K2125, where 12.7 did not
+    # gain); then linear to twice the rate at its end (about 0.13 a class), twice it up to
+    # where round 7's widening reaches it (2,857 classes), then round 7's: on to
+    # 1 + LINEAR_WIDE times the rate at 3,000, and no further
+    for rows in (1.0, 1.6, 3.0, 4.2, few):
+        assert _widening(2_000, rows) == pytest.approx(0.0, abs=1e-9)
+        assert _widening(steep[0], rows) == pytest.approx(0.0, abs=1e-9)
+        assert _widening(sum(steep) / 2, rows) == pytest.approx(0.5)
+        assert _widening(steep[1], rows) == pytest.approx(1.0)
+        assert _widening(2_750, rows) == pytest.approx(1.0)
         assert _widening(2_875, rows) == pytest.approx(0.75 + (full - 1) / 2)
         assert _widening(hi, rows) == pytest.approx(full)
         assert _widening(20_000, rows) == pytest.approx(full)
-    # up to 2,750 classes the sixth session's widening (twice the rate at 3,000 classes)
-    for k in range(lo, wider[0] + 1, 10):
-        assert _widening(k, 3.0) == pytest.approx((k - lo) / (hi - lo), abs=1e-9), k
+    for k in range(steep[0], steep[1] + 1, 3):
+        w = (k - steep[0]) / (steep[1] - steep[0])
+        assert _widening(k, 3.0) == pytest.approx(w, abs=1e-9), k
+    switch = 40 / 3 / (1 / 500 + 2 / 750)  # round 7's w = 1: (k - 2,500) / 500 + ... = 1
+    assert 2_857 < switch < 2_858
+    for k in range(steep[1], 3_001, 3):
+        before = (k - lo) / (hi - lo) + (full - 1) * max(0.0, (k - wider[0]) / (hi - wider[0]))
+        assert _widening(k, 3.0) == pytest.approx(max(1.0, before), abs=1e-9), k
+        assert (before >= 1.0) == (k > switch)
     # the rows: in full with a few per class (one included: no guard), none from 7.5
     # (the rate's own rows factor), linear between
-    for k, w in ((hi, full), (4_000, full), (2_750, 0.5)):
+    for k, w in ((hi, full), (4_000, full), (2_750, 1.0), (sum(steep) / 2, 0.5)):
         for rows in (0.5, 1.0, 1.5, 2.0, few):
             assert _widening(k, rows) == pytest.approx(w, abs=1e-9), (k, rows)
         assert _widening(k, (few + many) / 2) == pytest.approx(0.5 * w)
@@ -471,13 +534,18 @@ def test_the_wide_margin_switches_in_with_the_classes_and_the_rows_per_class():
 def test_the_wide_margin_is_continuous_and_grows_with_the_classes_at_fixed_rows():
     counts = np.arange(2, 12_001)
     dampings = [linear_damping(k) for k in counts]
+    lo, hi = plan_module.LINEAR_STEEP_CLASSES
+    ramp = (counts[1:] > lo) & (counts[:-1] < hi)
     for rows in ROWS_SCREENED:
-        margins = np.array([linear_margin(d, rows) for d in dampings])
-        assert np.all(np.diff(margins) >= 0), rows
-        assert np.max(np.diff(margins)) < 0.1, rows
+        steps = np.diff([linear_margin(d, rows) for d in dampings])
+        assert np.all(steps >= 0), rows
+        # steepest in the steep ramp: at most the rate of 9 over its 69 classes (0.13 a
+        # class), under 0.1 elsewhere
+        assert np.max(steps[ramp]) <= 1.01 * 9.0 / (hi - lo), rows
+        assert np.max(steps[~ramp]) < 0.1, rows
     # and by small steps in the rows per class at a fixed label count
     rows = np.linspace(0.5, 10.0, 1_901)  # steps of 0.005 rows per class
-    for k in (2_750, 3_000, 4_000, 6_000):
+    for k in (2_250, 2_750, 3_000, 4_000, 6_000):
         margins = np.array([linear_margin(linear_damping(k), r) for r in rows])
         # from 8/3 times the rate of a few rows (24) at 6.5 rows per class to the rate of
         # many (6) at 7.5 (LINEAR_MARGIN_ROWS): 0.09 a step, up to 0.12 where the rate's
