@@ -37,6 +37,15 @@ edited):
   visit);
 - ``--tail-average A``: the refit's label tables are the mean of their states at the
   ends of its last ``ceil(A * epochs)`` epochs (Polyak averaging of the epochs);
+- ``--l2 A``: L2 weight decay of the linear model's weights (not its label biases), as
+  ``SGDClassifier``'s ``alpha``: each example's update is preceded by a shrink of every
+  weight by ``max(0, 1 - eta * A)``, ``eta`` the step's SGD rate (``lr / eps`` of the
+  damped RowAdagrad, the rate one unit row's score moves by); sklearn keeps the shrink
+  in one global factor (``wscale``), here it is folded into the table at the end of each
+  kernel call (one batch at ``n_jobs=1``: the batch's shrinks applied together);
+- ``--ova-kind {logistic,sqhinge,pair}``, ``--ova-weight B``, ``--ova-top C``: a
+  one-vs-all term added to each example's margin softmax loss, ``B`` times, over its
+  label and its ``C`` best other classes (``_fewrows_kernels.sgd_linear_softmax_ova``);
 - ``--validation-fraction F``, ``--patience P``, ``--class-weight balanced``: the
   estimator's parameters.
 
@@ -309,6 +318,39 @@ def patch_tail_average(share: float) -> None:
     ConditionalNCEClassifier._decay_options = options
 
 
+def patch_l2(alpha: float) -> None:
+    """Shrink the linear weights by ``1 - eta * alpha`` per example (this process)."""
+    from sknce.conditional._kernel_step import LinearSoftmaxStep
+
+    kernel = LinearSoftmaxStep.kernel
+
+    def decayed(self, net, state, lo, hi, lr):
+        total = kernel(self, net, state, lo, hi, lr)
+        eps = state[2]
+        eta = lr / eps if eps > 0 else lr
+        state[0][0][...] *= np.float32(max(0.0, 1.0 - eta * alpha) ** (hi - lo))
+        return total
+
+    LinearSoftmaxStep.kernel = decayed
+
+
+def patch_ova(kind: str, weight: float, top: int) -> None:
+    """Train the linear model with a one-vs-all term added (this process)."""
+    from _fewrows_kernels import sgd_linear_softmax_ova
+
+    from sknce.conditional._kernel_step import LinearSoftmaxStep
+
+    code = ("logistic", "sqhinge", "pair").index(kind)
+
+    def kernel(self, net, state, lo, hi, lr):
+        params, batch, eps = state
+        return sgd_linear_softmax_ova(
+            *params, *batch, lo, hi, lr, self.margin, eps, code, weight, top
+        )
+
+    LinearSoftmaxStep.kernel = kernel
+
+
 def record_start_losses(losses: list) -> None:
     """Append each early stopping's held-out loss of the start (the prior) to ``losses``."""
     from sknce._callbacks import ChanceAwareEarlyStopping
@@ -356,6 +398,10 @@ def screen(args) -> dict:
         patch_input_dropout(args.input_dropout, args.seed)
     if args.tail_average:
         patch_tail_average(args.tail_average)
+    if args.ova_kind:
+        patch_ova(args.ova_kind, args.ova_weight, args.ova_top)
+    if args.l2:
+        patch_l2(args.l2)
     start_losses: list = []
     record_start_losses(start_losses)
     (X_train, y_train, X_test, y_test), pattern = load_task(args)
@@ -425,6 +471,10 @@ def main(argv=None) -> None:
     parser.add_argument("--refits", type=int, default=1)
     parser.add_argument("--input-dropout", type=float, default=0.0)
     parser.add_argument("--tail-average", type=float, default=0.0)
+    parser.add_argument("--l2", type=float, default=0.0)
+    parser.add_argument("--ova-kind", choices=("logistic", "sqhinge", "pair"), default=None)
+    parser.add_argument("--ova-weight", type=float, default=0.1)
+    parser.add_argument("--ova-top", type=int, default=1)
     parser.add_argument("--validation-fraction", type=float, default=None)
     parser.add_argument("--patience", type=int, default=None)
     parser.add_argument("--class-weight", choices=("balanced",), default=None)
