@@ -752,10 +752,18 @@ class MarginSoftmaxLoss(SoftmaxLoss):
     evaluation mode (a held-out loss), the plain cross-entropy, the negative
     log-likelihood.
 
+    With ``rival`` > 0, training adds :math:`r` times the one-vs-all logistic loss of
+    the label and of its best rival :math:`c` (the highest other score, ties to the
+    first), :math:`\log(1 + e^{-s_y}) + \log(1 + e^{s_c})`, on the scores without the
+    margin: as a one-vs-rest classifier's, it pushes the label's score above 0 and the
+    nearest class's below, which a softmax (blind to a shift of every score) does not.
+
     Parameters
     ----------
     margin : float, default=1.0
         The margin :math:`m` (0: :class:`SoftmaxLoss`).
+    rival : float, default=0.0
+        The weight :math:`r` of the one-vs-all term (0: none); at least 0.
 
     References
     ----------
@@ -763,16 +771,28 @@ class MarginSoftmaxLoss(SoftmaxLoss):
        Verification", IEEE Signal Processing Letters 25(7), 2018.
     """
 
-    def __init__(self, margin: float = 1.0) -> None:
+    def __init__(self, margin: float = 1.0, rival: float = 0.0) -> None:
         super().__init__()
         self.margin = float(margin)
+        self.rival = float(rival)
+        if not (math.isfinite(self.rival) and self.rival >= 0.0):
+            raise ValueError(f"rival must be a finite number >= 0, got {rival!r}.")
 
     def compute_loss(self, scores: dict, targets: _data.Targets) -> torch.Tensor:
         logits = scores["logits"]
-        if self.training and self.margin:
-            shift = F.one_hot(targets.labels, logits.shape[1]).to(logits.dtype) * self.margin
-            scores = {**scores, "logits": logits - shift}
-        return super().compute_loss(scores, targets)
+        if not (self.training and self.rival):
+            if self.training and self.margin:
+                shift = F.one_hot(targets.labels, logits.shape[1]).to(logits.dtype) * self.margin
+                scores = {**scores, "logits": logits - shift}
+            return super().compute_loss(scores, targets)
+        hot = F.one_hot(targets.labels, logits.shape[1]).to(torch.bool)
+        own = logits[hot]
+        best = logits.masked_fill(hot, -torch.inf).max(dim=1).values
+        loss = F.cross_entropy(
+            logits - hot.to(logits.dtype) * self.margin, targets.labels, reduction="none"
+        )
+        loss = loss + self.rival * (F.softplus(-own) + F.softplus(best))
+        return _reduce(loss, "mean", targets.sample_weight)
 
 
 class KNegativeLoss(NCEObjective):

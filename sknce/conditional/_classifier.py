@@ -281,7 +281,10 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         ``plan_.margin``) and, with a few rows per class, on to twice that rate
         from 2,125 to 2,194 classes and, where larger (from about 2,860 classes), on
         the ramps to twice that rate between 2,500 and 3,000 classes and to 8/3 times
-        it between 2,750 and 3,000 classes, where a per-example update of its
+        it between 2,750 and 3,000 classes; with 7.25 training rows per class or
+        fewer (none from 7.5) the loss adds 0.03 times a one-vs-all logistic term of
+        the label and its best rival class (``plan_.rival``, grown in with the
+        margin past 500 classes); where a per-example update of its
         ``n_classes`` scores costs
         at most 32 times the factored model's ``64 * (entries + 17)``, with
         ``entries`` the mean stored entries of a row (up to 4 times more below 10
@@ -775,7 +778,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         """The compiled step of the plan (it applies on the CPU), else autograd's."""
         plan = self._classifier_plan
         if plan.kernel and plan.regime == "linear":
-            return LinearSoftmaxStep(plan.n_jobs, plan.optimizer, plan.margin)
+            return LinearSoftmaxStep(plan.n_jobs, plan.optimizer, plan.margin, plan.rival)
         if plan.kernel and plan.objective == "ova":
             return BagOneVsAllStep(plan.n_jobs)
         if plan.kernel:
@@ -876,7 +879,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         if plan.objective == "ova":
             return MultilabelOneVsAllLoss()
         if plan.objective == "softmax":
-            return MarginSoftmaxLoss(plan.margin)
+            return MarginSoftmaxLoss(plan.margin, plan.rival)
         objective = {"ranking": RankingNCELoss, "binary": BinaryNCELoss, "mle": SoftmaxLoss}
         criterion = objective[plan.objective]()
         if self.self_normalization > 0:

@@ -203,12 +203,22 @@ class LinearSoftmaxStep(KernelStep):
         with this optimizer (RowAdagrad at any ``eps``, its only option).
     margin : float, default=0.0
         The training margin of the objective (``MarginSoftmaxLoss``'s).
+    rival : float, default=0.0
+        The weight of the objective's one-vs-all term of the label and its best rival
+        (``MarginSoftmaxLoss``'s ``rival``).
     """
 
-    def __init__(self, n_jobs: int = 1, optimizer: type = RowAdagrad, margin: float = 0.0) -> None:
+    def __init__(
+        self,
+        n_jobs: int = 1,
+        optimizer: type = RowAdagrad,
+        margin: float = 0.0,
+        rival: float = 0.0,
+    ) -> None:
         super().__init__(n_jobs)
         self.optimizer = optimizer
         self.margin = float(margin)
+        self.rival = float(rival)
 
     def runs(self, device, optimizer: type, options: dict) -> bool:
         """The engine's conditions; RowAdagrad's ``eps`` is the kernel's too."""
@@ -228,6 +238,7 @@ class LinearSoftmaxStep(KernelStep):
             and not scorer.encoder.normalize
             and type(criterion) is MarginSoftmaxLoss
             and criterion.margin == self.margin
+            and criterion.rival == self.rival
         )
 
     def prepare(self, net, inputs: dict, targets: Targets) -> tuple:
@@ -258,4 +269,4 @@ class LinearSoftmaxStep(KernelStep):
 
     def kernel(self, net, state, lo: int, hi: int, lr: float) -> float:
         params, batch, eps = state
-        return sgd_linear_softmax(*params, *batch, lo, hi, lr, self.margin, eps)
+        return sgd_linear_softmax(*params, *batch, lo, hi, lr, self.margin, eps, self.rival)

@@ -455,13 +455,17 @@ def sgd_linear_softmax(
     lr: float,
     margin: float,
     eps: float,
+    rival: float = 0.0,
 ) -> float:
     """Apply one softmax step per example ``lo..hi-1`` in place; return the summed loss.
 
     The scores of example ``i`` are ``z = b + sum_r data[r] V[indices[r]]`` over its
     entries, its loss the cross-entropy of ``z`` less ``margin`` at its label
-    (the additive-margin softmax, Wang et al., 2018; 0: the log-likelihood), and
-    its update ``-lr`` times the gradient of that loss, row by row with
+    (the additive-margin softmax, Wang et al., 2018; 0: the log-likelihood) plus
+    ``rival`` times the one-vs-all logistic loss of its label ``y`` and of its best
+    other class ``c`` (the highest ``z_c``, ``c != y``, ties to the first),
+    ``softplus(-z_y) + softplus(z_c)`` on the scores without the margin (0: no term),
+    and its update ``-lr`` times the gradient of that loss, row by row with
     row-wise AdaGrad: a row's accumulator grows by the squared norm of its
     gradient and its step is divided by the accumulator's square root plus
     ``eps`` (:class:`sknce.optim.RowAdagrad`); with empty accumulators, plain
@@ -483,6 +487,8 @@ def sgd_linear_softmax(
         Subtracted from the score of the example's label in training.
     eps : float
         AdaGrad's stabiliser.
+    rival : float, default=0.0
+        The weight of the one-vs-all term of the label and its best rival.
 
     Returns
     -------
@@ -506,6 +512,13 @@ def sgd_linear_softmax(
             for k in range(n_classes):
                 z[k] += value * row[k]
         label = labels[i]
+        own = float(z[label])
+        best = -1
+        if rival > 0.0:
+            for k in range(n_classes):
+                if k != label and (best < 0 or z[k] > z[best]):
+                    best = k
+        best_score = float(z[best]) if best >= 0 else 0.0
         z[label] -= margin
         target = z[label]
         top = z[0]
@@ -516,13 +529,21 @@ def sgd_linear_softmax(
             z[k] = math.exp(z[k] - top)
             norm += z[k]
         weight = weights[i] if weights.shape[0] > 0 else 1.0
-        total_loss += weight * (top + math.log(norm) - target)
+        loss = top + math.log(norm) - target
         # z becomes the gradient of the loss in the scores: weight * (softmax - one-hot)
         squared = 0.0
         for k in range(n_classes):
             typed[0] = weight * z[k] / norm
             z[k] = typed[0]
         z[label] -= weight
+        if best >= 0:
+            # the one-vs-all term: d softplus(-s) / ds = -sigmoid(-s)
+            own_loss, own_slope = _logistic(-own)
+            best_loss, best_slope = _logistic(best_score)
+            loss += rival * (own_loss + best_loss)
+            z[label] -= weight * rival * own_slope
+            z[best] += weight * rival * best_slope
+        total_loss += weight * loss
         for k in range(n_classes):
             squared += z[k] * z[k]
         for r in range(start, stop):

@@ -44,7 +44,16 @@ def _problem(n, seed=0, dtype=torch.float64):
     return scorer, X, idf, labels
 
 
-def _autograd_steps(scorer, optimizer, X, labels, margin, weights):
+def _rival_term(logits, y):
+    """Brute force: ``softplus(-s_y) + softplus(s_c)``, ``c`` the first best other class."""
+    others = [k for k in range(N_CLASSES) if k != y]
+    best = others[int(np.argmax(logits[0, others].detach().numpy()))]
+    return torch.nn.functional.softplus(-logits[0, y]) + torch.nn.functional.softplus(
+        logits[0, best]
+    )
+
+
+def _autograd_steps(scorer, optimizer, X, labels, margin, weights, rival=0.0):
     """One optimizer step per example in turn, by autograd; the summed weighted loss."""
     total = 0.0
     for i in range(X.shape[0]):
@@ -52,8 +61,9 @@ def _autograd_steps(scorer, optimizer, X, labels, margin, weights):
         h, b = scorer.encode(csr_to_tensor(X[i : i + 1]).double())
         logits = scorer.score_range(h, b)
         y = torch.as_tensor(labels[i : i + 1])
+        term = _rival_term(logits, int(y[0]))
         logits = logits - margin * torch.nn.functional.one_hot(y, N_CLASSES)
-        loss = torch.nn.functional.cross_entropy(logits, y, reduction="sum")
+        loss = torch.nn.functional.cross_entropy(logits, y, reduction="sum") + rival * term
         if weights is not None:
             loss = loss * weights[i]
         loss.backward()
@@ -62,7 +72,7 @@ def _autograd_steps(scorer, optimizer, X, labels, margin, weights):
     return total
 
 
-def _kernel_steps(scorer, optimizer, X, idf, labels, margin, weights):
+def _kernel_steps(scorer, optimizer, X, idf, labels, margin, weights, rival=0.0):
     adagrad = isinstance(optimizer, RowAdagrad)
     weight, bias = scorer.encoder.weight, scorer.label_bias
     # the weighted batch as the step prepares it: the encoder's own weighting
@@ -88,6 +98,7 @@ def _kernel_steps(scorer, optimizer, X, idf, labels, margin, weights):
         optimizer.param_groups[0]["lr"],
         margin,
         optimizer.param_groups[0].get("eps", 0.0),
+        rival,
     )
 
 
@@ -118,6 +129,73 @@ def test_the_linear_kernel_is_autograd_example_by_example(
     sums = [s["sum"] for s in optimizer.state.values() if "sum" in s]
     for got, want in zip(sums, expected_sums):
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-9)
+
+
+@pytest.mark.parametrize(
+    "optimizer_class, options",
+    [(RowAdagrad, {}), (RowAdagrad, {"eps": 2.0}), (torch.optim.SGD, {})],
+    ids=["adagrad", "damped-adagrad", "sgd"],
+)
+@pytest.mark.parametrize("weighted", [False, True])
+def test_the_rival_term_of_the_kernel_is_autograd_example_by_example(
+    optimizer_class, options, weighted
+):
+    """With the one-vs-all term of the label and its best rival: autograd's steps."""
+    scorer, X, idf, labels = _problem(9, seed=3)
+    weights = np.linspace(0.5, 2.0, 9) if weighted else None
+    start = {k: v.clone() for k, v in scorer.state_dict().items()}
+    optimizer = optimizer_class(scorer.parameters(), lr=0.4, **options)
+    expected_loss = _autograd_steps(scorer, optimizer, X, labels, 1.5, weights, rival=0.7)
+    expected = {k: v.clone() for k, v in scorer.state_dict().items()}
+    scorer.load_state_dict(start)
+    optimizer = optimizer_class(scorer.parameters(), lr=0.4, **options)
+    loss = _kernel_steps(scorer, optimizer, X, idf, labels, 1.5, weights, rival=0.7)
+    assert loss == pytest.approx(expected_loss, rel=1e-9)
+    for name, value in scorer.state_dict().items():
+        np.testing.assert_allclose(value.numpy(), expected[name].numpy(), rtol=1e-9, atol=1e-12)
+    assert not np.allclose(expected["encoder.weight"], start["encoder.weight"])  # it moved
+    # the term changed the update: without it the parameters end elsewhere
+    scorer.load_state_dict(start)
+    optimizer = optimizer_class(scorer.parameters(), lr=0.4, **options)
+    _kernel_steps(scorer, optimizer, X, idf, labels, 1.5, weights)
+    assert not np.allclose(scorer.encoder.weight.detach().numpy(), expected["encoder.weight"])
+
+
+def test_the_rival_term_is_its_formula_and_the_loss_reads_it_in_training_only():
+    """The kernel's loss (nothing moves) and ``MarginSoftmaxLoss(rival=r)`` against
+    ``CE(s - m e_y) + r (log(1 + exp(-s_y)) + log(1 + exp(s_c)))``, written out in numpy."""
+    scorer, X, idf, labels = _problem(6, seed=4)
+    h, b = scorer.encode(torch.as_tensor(X.toarray(), dtype=torch.float64))
+    logits = scorer.score_range(h, b).detach()
+    s = logits.numpy()
+    expected = []
+    for i, y in enumerate(labels):
+        shifted = s[i].copy()
+        shifted[y] -= 0.6
+        ce = np.log(np.sum(np.exp(shifted))) - shifted[y]
+        rival = max((v, -k) for k, v in enumerate(s[i]) if k != y)[0]
+        expected.append(ce + 0.25 * (np.log1p(np.exp(-s[i, y])) + np.log1p(np.exp(rival))))
+    weights = np.array([0.5, 1.0, 2.0, 1.5, 3.0, 1.0])
+    optimizer = torch.optim.SGD(scorer.parameters(), lr=0.0)  # nothing moves
+    loss = _kernel_steps(scorer, optimizer, X, idf, labels, 0.6, weights, rival=0.25)
+    assert loss == pytest.approx(float(np.dot(weights, expected)), rel=1e-10)
+    criterion = MarginSoftmaxLoss(0.6, rival=0.25).train()
+    targets = {"labels": torch.as_tensor(labels)}
+    assert float(criterion({"logits": logits}, targets)) == pytest.approx(
+        float(np.mean(expected)), rel=1e-10
+    )
+    weighted = {**targets, "sample_weight": torch.as_tensor(weights)}
+    assert float(criterion({"logits": logits}, weighted)) == pytest.approx(
+        float(np.dot(weights, expected) / 6), rel=1e-10
+    )
+    plain = SoftmaxLoss()({"logits": logits}, targets)
+    assert float(criterion.eval()({"logits": logits}, targets)) == float(plain)
+
+
+@pytest.mark.parametrize("rival", [-0.1, math.nan, math.inf])
+def test_the_margin_loss_refuses_a_rival_weight_that_is_not_a_finite_non_negative(rival):
+    with pytest.raises(ValueError, match="rival must be a finite number >= 0"):
+        MarginSoftmaxLoss(1.0, rival=rival)
 
 
 def test_the_loss_of_the_kernel_is_the_weighted_margin_cross_entropy():

@@ -30,6 +30,7 @@ from sknce.conditional._plan import (
     linear_damping,
     linear_fits,
     linear_margin,
+    linear_rival,
     linear_sgd_rate,
     linear_threads,
     resolve_plan,
@@ -626,6 +627,83 @@ def test_a_few_rows_per_class_learn_better_with_the_margin_of_the_sgd_update(mon
     margin, before = accuracy()  # the rule before: a margin of 1 at every label count
     assert margin == plan_module.LINEAR_MARGIN
     assert default > before + 0.01
+
+
+def test_the_rival_term_switches_in_with_a_few_rows_per_class_past_the_margins_classes():
+    weight, (few, many) = plan_module.LINEAR_RIVAL, plan_module.LINEAR_RIVAL_ROWS
+    start = plan_module.LINEAR_MARGIN_CLASSES
+    for k in np.arange(2, 20_001, 7).tolist() + [start, start + 1]:
+        damping = linear_damping(k)
+        # the margin's share past its classes with a few rows: x / (1 + x)
+        excess = max(0.0, damping / linear_damping(start) - 1.0) / plan_module.LINEAR_MARGIN_RAMP
+        share = excess / (1.0 + excess)
+        for rows in ROWS_SCREENED + (few, (few + many) / 2, many):
+            rival = linear_rival(damping, rows)
+            if k <= start or rows is None or rows >= many:
+                assert rival == 0.0, (k, rows)  # the plain margin softmax
+            elif rows <= few:
+                assert rival == pytest.approx(weight * share, rel=1e-12), (k, rows)
+            else:
+                assert 0.0 < rival < weight * share, (k, rows)
+    # continuous at both switch points: the rows ramp, and the margin's classes
+    damping = linear_damping(1_500)
+    full = linear_rival(damping, few)
+    assert linear_rival(damping, (few + many) / 2) == pytest.approx(full / 2, rel=1e-12)
+    assert linear_rival(damping, many - 1e-9) < 1e-6 and linear_rival(damping, many) == 0.0
+    assert 0.0 < linear_rival(linear_damping(start + 1), 1.0) < 1e-3
+    # linear in the rows between, so its largest step is the ramp's slope
+    rows = np.linspace(few - 0.5, many + 0.5, 2_001)
+    weights = np.array([linear_rival(damping, r) for r in rows])
+    assert np.max(np.abs(np.diff(weights))) <= full / (many - few) * (rows[1] - rows[0]) * 1.0001
+
+
+def test_the_rival_term_is_only_in_the_plans_of_a_few_rows_per_class():
+    # article chunks: none up to 1,202 classes (7.5 rows per class: K1000 and the
+    # 105-class task keep the plan before, bit for bit), LINEAR_RIVAL at K1250-K2000
+    # (4.5-7.2 rows), where it was screened
+    facts = dict(n_features=ARTICLE_FEATURES, entries=ARTICLE_ENTRIES, n_samples=ARTICLE_ROWS)
+    counts = np.arange(2, 3_001)
+    plans = [resolve_plan(ConditionalNCEClassifier(), _facts(k, **facts)) for k in counts]
+    rivals = np.array([plan.rival for plan in plans])
+    rows = ARTICLE_ROWS / counts
+    assert np.all(rivals[rows >= plan_module.LINEAR_RIVAL_ROWS[1]] == 0.0)
+    assert counts[rivals > 0].min() == 1_202 and np.all(rivals[counts >= 1_202] > 0)
+    screened = (counts >= 1_249) & (counts <= 2_000)
+    assert np.all((rivals[screened] > 0.98 * 0.03) & (rivals[screened] <= 0.03))
+    assert np.max(np.abs(np.diff(rivals))) < 0.01  # no cliff in the plan
+    # the 105-class article task (86.7 rows per class), the centre-word sweep, and
+    # unknown rows: the plan before, the term off
+    for fact in (
+        _facts(105, ARTICLE_FEATURES, ARTICLE_ENTRIES, n_samples=9_100),
+        DataFacts(**CENTRE),
+    ):
+        assert resolve_plan(ConditionalNCEClassifier(), fact).rival == 0.0
+    assert (
+        resolve_plan(
+            ConditionalNCEClassifier(), _facts(1_500, **{**facts, "n_samples": None})
+        ).rival
+        == 0.0
+    )
+    # the user's objective, rate or optimizer: no term
+    for params in ({"objective": "mle"}, {"lr": 1.0}, {"optimizer": torch.optim.SGD}):
+        plan = resolve_plan(ConditionalNCEClassifier(**params), _facts(1_500, **facts))
+        assert plan.rival == 0.0, params
+
+
+def test_a_fit_of_a_few_rows_per_class_trains_the_plans_rival_term(monkeypatch):
+    # 600 classes of 3 rows, the margin's classes moved down (300) as above: the step
+    # and the objective carry the plan's weight; many rows per class carry none
+    monkeypatch.setattr(plan_module, "LINEAR_MARGIN_CLASSES", 300)
+    X, y = _sibling_parts(150, 4, seed=0)
+    est = ConditionalNCEClassifier(random_state=0, max_epochs=2).fit(X, y)
+    rival = est.plan_.rival
+    assert 0.9 * plan_module.LINEAR_RIVAL < rival <= plan_module.LINEAR_RIVAL
+    assert est.net_.step_.rival == rival == est.net_.criterion_.rival
+    texts, labels = _text(300)
+    est = ConditionalNCEClassifier(random_state=0, max_epochs=2).fit(
+        _counts(texts).transform(texts), labels
+    )
+    assert est.plan_.rival == 0.0 == est.net_.step_.rival == est.net_.criterion_.rival
 
 
 def test_the_linear_step_takes_the_threads_that_pay_at_most_n_jobs():
