@@ -439,6 +439,73 @@ def adagrad_bag_one_vs_all(
     return total_loss
 
 
+@njit(nogil=True, cache=True, fastmath=True, error_model="numpy", inline="always")
+def _linear_scores(w_in, bias, indices, data, start, stop, z, typed) -> None:
+    """Set ``z`` to the scores ``b + sum_r data[r] V[indices[r]]`` of one example's
+    entries ``start..stop-1`` (``bias`` empty: no ``b``)."""
+    has_bias = bias.shape[0] > 0
+    for k in range(z.shape[0]):
+        z[k] = bias[k] if has_bias else 0.0
+    for r in range(start, stop):
+        row = w_in[indices[r]]
+        typed[0] = data[r]
+        value = typed[0]
+        for k in range(z.shape[0]):
+            z[k] += value * row[k]
+
+
+@njit(nogil=True, cache=True, fastmath=True, error_model="numpy", inline="always")
+def _margin_softmax_gradient(z, label, margin, weight, typed) -> float:
+    """Turn the scores ``z`` into ``weight`` times the gradient of the cross-entropy of
+    ``z`` less ``margin`` at ``label`` (``softmax - one-hot``); return that loss."""
+    z[label] -= margin
+    target = z[label]
+    top = z[0]
+    for k in range(1, z.shape[0]):
+        top = max(top, z[k])
+    norm = 0.0
+    for k in range(z.shape[0]):
+        z[k] = math.exp(z[k] - top)
+        norm += z[k]
+    for k in range(z.shape[0]):
+        typed[0] = weight * z[k] / norm
+        z[k] = typed[0]
+    z[label] -= weight
+    return top + math.log(norm) - target
+
+
+@njit(nogil=True, cache=True, fastmath=True, error_model="numpy", inline="always")
+def _linear_update(w_in, bias, w_sum, b_sum, indices, data, start, stop, grad, lr, eps, typed):
+    """Move the rows of one example's entries and the biases by ``-lr`` times their
+    gradients for ``grad``, the gradient of its loss in the scores: row-wise AdaGrad
+    (the accumulators ``w_sum``, ``b_sum`` grow by the squared norms) unless they are
+    empty (plain SGD)."""
+    adagrad = w_sum.shape[0] > 0
+    squared = 0.0
+    for k in range(grad.shape[0]):
+        squared += grad[k] * grad[k]
+    for r in range(start, stop):
+        j = indices[r]
+        row = w_in[j]
+        if adagrad:
+            w_sum[j] += data[r] * data[r] * squared
+            typed[0] = lr * data[r] / (math.sqrt(w_sum[j]) + eps)
+        else:
+            typed[0] = lr * data[r]
+        step = typed[0]
+        for k in range(grad.shape[0]):
+            row[k] -= step * grad[k]
+    if bias.shape[0] > 0:
+        if adagrad:
+            b_sum[0] += squared
+            typed[0] = lr / (math.sqrt(b_sum[0]) + eps)
+        else:
+            typed[0] = lr
+        step = typed[0]
+        for k in range(grad.shape[0]):
+            bias[k] -= step * grad[k]
+
+
 @njit(nogil=True, cache=True, fastmath=True, error_model="numpy")
 def sgd_linear_softmax(
     w_in: np.ndarray,
@@ -496,21 +563,12 @@ def sgd_linear_softmax(
         The summed loss of the examples, each evaluated before its own update.
     """
     n_classes = w_in.shape[1]
-    adagrad = w_sum.shape[0] > 0
-    has_bias = bias.shape[0] > 0
     z = np.zeros_like(w_in[0])
     typed = np.zeros_like(w_in[0, :1])
     total_loss = 0.0
     for i in range(lo, hi):
         start, stop = indptr[i], indptr[i + 1]
-        for k in range(n_classes):
-            z[k] = bias[k] if has_bias else 0.0
-        for r in range(start, stop):
-            row = w_in[indices[r]]
-            typed[0] = data[r]
-            value = typed[0]
-            for k in range(n_classes):
-                z[k] += value * row[k]
+        _linear_scores(w_in, bias, indices, data, start, stop, z, typed)
         label = labels[i]
         own = float(z[label])
         best = -1
@@ -519,23 +577,8 @@ def sgd_linear_softmax(
                 if k != label and (best < 0 or z[k] > z[best]):
                     best = k
         best_score = float(z[best]) if best >= 0 else 0.0
-        z[label] -= margin
-        target = z[label]
-        top = z[0]
-        for k in range(1, n_classes):
-            top = max(top, z[k])
-        norm = 0.0
-        for k in range(n_classes):
-            z[k] = math.exp(z[k] - top)
-            norm += z[k]
         weight = weights[i] if weights.shape[0] > 0 else 1.0
-        loss = top + math.log(norm) - target
-        # z becomes the gradient of the loss in the scores: weight * (softmax - one-hot)
-        squared = 0.0
-        for k in range(n_classes):
-            typed[0] = weight * z[k] / norm
-            z[k] = typed[0]
-        z[label] -= weight
+        loss = _margin_softmax_gradient(z, label, margin, weight, typed)
         if best >= 0:
             # the one-vs-all term: d softplus(-s) / ds = -sigmoid(-s)
             own_loss, own_slope = _logistic(-own)
@@ -544,28 +587,7 @@ def sgd_linear_softmax(
             z[label] -= weight * rival * own_slope
             z[best] += weight * rival * best_slope
         total_loss += weight * loss
-        for k in range(n_classes):
-            squared += z[k] * z[k]
-        for r in range(start, stop):
-            j = indices[r]
-            row = w_in[j]
-            if adagrad:
-                w_sum[j] += data[r] * data[r] * squared
-                typed[0] = lr * data[r] / (math.sqrt(w_sum[j]) + eps)
-            else:
-                typed[0] = lr * data[r]
-            step = typed[0]
-            for k in range(n_classes):
-                row[k] -= step * z[k]
-        if has_bias:
-            if adagrad:
-                b_sum[0] += squared
-                typed[0] = lr / (math.sqrt(b_sum[0]) + eps)
-            else:
-                typed[0] = lr
-            step = typed[0]
-            for k in range(n_classes):
-                bias[k] -= step * z[k]
+        _linear_update(w_in, bias, w_sum, b_sum, indices, data, start, stop, z, lr, eps, typed)
     return total_loss
 
 

@@ -704,13 +704,14 @@ def linear_rival(damping: float, rows_per_class: float | None = None) -> float:
     Parameters
     ----------
     damping : float
-        :func:`linear_damping` (0: RowAdagrad's own update, an explicit ``lr``).
+        The update's damping, as :func:`linear_margin` reads it.
     rows_per_class : float or None, default=None
-        Training rows per class; ``None`` (unknown): many.
+        As :func:`linear_margin`'s (``None``: many, no term).
 
     Returns
     -------
     float
+        The weight ``r`` of :class:`~sknce.losses.MarginSoftmaxLoss`'s ``rival``.
     """
     many = _ramp(rows_per_class, LINEAR_RIVAL_ROWS) if rows_per_class else 1.0
     return float(LINEAR_RIVAL * _past_margin_classes(damping) * (1.0 - many))
