@@ -131,6 +131,12 @@ _PLAN_STATED = {
         r"twice that rate from ([\d,]+) to ([\d,]+) classes",
         lambda v: v,
     ),
+    "LINEAR_RIVAL": ("hidden_layer_sizes", r"the loss adds ([\d.]+) times a\s+one-vs-all"),
+    "LINEAR_RIVAL_ROWS": (
+        "hidden_layer_sizes",
+        r"with ([\d.]+) training rows per class or\s+fewer \(none from ([\d.]+)\)",
+        lambda v: v,
+    ),
     "SPARSE_RATIO": ("sparse_embeddings", r"at least (\d+) times as many rows"),
     "LINEAR_SGD_LR": ("lr", r"plus ([\d.]+) times the damping"),
     "LINEAR_DAMPING_CLASSES": ("lr", r"damping ``\(n_classes / ([\d,]+)\) \*\* \d+``"),
