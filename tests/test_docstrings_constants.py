@@ -111,11 +111,6 @@ _PLAN_STATED = {
         r"fewer than\s+([\d.]+) rows per class",
         lambda v: (v[1],),
     ),
-    "LINEAR_TARGET_ROWS": (
-        "hidden_layer_sizes",
-        r"the margin leaves \d+ for that rate between ([\d.]+) and ([\d.]+) training rows",
-        lambda v: v,
-    ),
     "LINEAR_WIDE_CLASSES": (
         "hidden_layer_sizes",
         r"twice that rate between ([\d,]+) and ([\d,]+) classes",

@@ -277,8 +277,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         growing with the update's damping (from 500 classes, half way at 5 times
         its damping there, 2 times with many rows per class) to the rate of its SGD
         update (``lr``: 9 up to 6.5 training rows per class, falling to 6 with no
-        fewer than 7.5 rows per class; the margin leaves 9 for that rate between
-        7.5 and 9 training rows per class; :class:`~sknce.losses.MarginSoftmaxLoss`,
+        fewer than 7.5 rows per class; :class:`~sknce.losses.MarginSoftmaxLoss`,
         ``plan_.margin``) and, with a few rows per class, on to twice that rate
         from 2,125 to 2,194 classes and, where larger (from about 2,860 classes), on
         the ramps to twice that rate between 2,500 and 3,000 classes and to 8/3 times

@@ -149,17 +149,6 @@ LINEAR_SGD_LR = 9.0
 LINEAR_SGD_LR_MANY_ROWS = 6.0
 LINEAR_MARGIN_CLASSES = 500
 LINEAR_MARGIN_ROWS = (6.5, 7.5)
-#: The margin's target leaves the few rows' rate later than the rate does: it is at
-#: least ``LINEAR_SGD_LR`` up to ``LINEAR_TARGET_ROWS[0]`` rows per class and falls to
-#: the update's rate (:func:`linear_sgd_rate`) at ``LINEAR_TARGET_ROWS[1]``, linear in
-#: between (:func:`linear_margin`; where the wide margin is larger, that). On article
-#: chunks of 1,063-1,313 classes (6.9-8.5 rows per class) the defaults' lead over
-#: tf-idf + SGDClassifier fell from 0.042 at 1,000 classes to 0.030-0.036 with the plan
-#: unchanged (margin 6 at rate 6), and margin 9 at the update's rate learned more there
-#: (1,188 and 1,250 classes, rates 6.0 and 6.9), where 12 lost log-likelihood at 1,313
-#: classes. From 9 rows per class (article up to 1,001 classes, the centre-word sweep)
-#: and at 6.5 or fewer the plan is the one before.
-LINEAR_TARGET_ROWS = (7.5, 9.0)
 LINEAR_MARGIN_RAMP = 4.0
 LINEAR_SGD_RAMP = 1.0
 #: With a few rows per class the margin's target widens from the SGD rate to twice it as
@@ -652,12 +641,8 @@ def _wide(damping: float, rows_per_class: float | None) -> float:
 def linear_margin(damping: float, rows_per_class: float | None = None) -> float:
     """The linear regime's training margin for the update of ``damping``.
 
-    ``LINEAR_MARGIN + (t - LINEAR_MARGIN) * s``: the target ``t`` the larger of ``r * (1
-    + w)`` and ``r + (LINEAR_SGD_LR - r) * (1 - q)``, ``r`` the SGD rate
-    (:func:`linear_sgd_rate`, the scale of one SGD step's change of a score), ``q`` from
-    0 at ``LINEAR_TARGET_ROWS[0]`` rows per class or fewer to 1 at
-    ``LINEAR_TARGET_ROWS[1]`` or more (or unknown), linear in between (the few rows'
-    rate up to the first, the rate from the second), ``s`` the
+    ``LINEAR_MARGIN + (r * (1 + w) - LINEAR_MARGIN) * s``: ``r`` the SGD rate
+    (:func:`linear_sgd_rate`, the scale of one SGD step's change of a score), ``s`` the
     share past the damping ``d0`` of ``LINEAR_MARGIN_CLASSES`` classes, ``x / (1 + x)``
     with ``x = max(0, damping / d0 - 1) / ramp``: ``ramp`` is ``LINEAR_MARGIN_RAMP``
     with a few rows per class and ``LINEAR_SGD_RAMP`` (the rate's) with many, linear in
@@ -669,8 +654,7 @@ def linear_margin(damping: float, rows_per_class: float | None = None) -> float:
     damping, ``LINEAR_DAMPING_CLASSES * damping ** (1 / LINEAR_DAMPING_POWER)``), times
     ``1 - m``: 0 up to ``LINEAR_STEEP_CLASSES[0]`` classes or from
     ``LINEAR_MARGIN_ROWS[1]`` rows per class. AdaGrad's margin up to ``d0``, the SGD
-    rate well past it (up to ``LINEAR_SGD_LR`` with fewer than ``LINEAR_TARGET_ROWS[1]``
-    rows per class), twice it with a few rows per class from
+    rate well past it, twice it with a few rows per class from
     ``LINEAR_STEEP_CLASSES[1]`` classes, up to ``1 + LINEAR_WIDE`` times it past
     ``LINEAR_WIDE_CLASSES[1]``; continuous in both arguments.
 
@@ -688,11 +672,7 @@ def linear_margin(damping: float, rows_per_class: float | None = None) -> float:
     many = _many_rows(rows_per_class)
     slow = _past_margin_classes(damping)
     share = slow + many * (_past_margin_classes(damping, LINEAR_SGD_RAMP) - slow)
-    rate = linear_sgd_rate(damping, rows_per_class)
-    few = 1.0 - (_ramp(rows_per_class, LINEAR_TARGET_ROWS) if rows_per_class else 1.0)
-    target = max(
-        rate * (1.0 + _wide(damping, rows_per_class)), rate + (LINEAR_SGD_LR - rate) * few
-    )
+    target = linear_sgd_rate(damping, rows_per_class) * (1.0 + _wide(damping, rows_per_class))
     return float(LINEAR_MARGIN + (target - LINEAR_MARGIN) * share)
 
 

@@ -330,14 +330,12 @@ def test_the_margin_is_adagrads_then_the_sgd_rate():
     assert linear_margin(0.0) == linear_margin(d0) == linear_margin(d0, 1.0) == low
     # (well past LINEAR_WIDE_CLASSES too: 1 + LINEAR_WIDE times the rate of a few rows)
     full = plan_module.LINEAR_WIDE
-    at_rate = plan_module.LINEAR_TARGET_ROWS[1]
     for rows, wide in (
         (None, 0),
         (1.0, full),
         (few, full),
         ((few + many) / 2, full / 2),
-        (at_rate, 0),
-        (50.0, 0),
+        (many, 0),
     ):
         assert linear_margin(huge, rows) == pytest.approx(linear_sgd_rate(huge, rows) * (1 + wide))
     # half way past d0: with a few rows per class over LINEAR_MARGIN_RAMP times d0, with
@@ -345,8 +343,8 @@ def test_the_margin_is_adagrads_then_the_sgd_rate():
     middle = d0 * (1 + plan_module.LINEAR_MARGIN_RAMP)
     assert linear_margin(middle, few) == pytest.approx((low + plan_module.LINEAR_SGD_LR) / 2)
     middle = d0 * (1 + plan_module.LINEAR_SGD_RAMP)
-    rate = linear_sgd_rate(middle, at_rate)
-    assert linear_margin(middle, at_rate) == pytest.approx((low + rate) / 2)
+    rate = linear_sgd_rate(middle, many)
+    assert linear_margin(middle, many) == pytest.approx((low + rate) / 2)
     # the update of the auto rate: its SGD part is this rate times the damping
     facts = _facts(2_000, entries=36.0, n_samples=40_000)
     plan = resolve_plan(ConditionalNCEClassifier(), facts)
@@ -385,15 +383,11 @@ def test_the_plan_is_the_one_before_where_it_was_measured_best_and_continuous():
     # no cliff: both change with the label count by small steps, and the margin grows
     # with it (down to 1.6 rows per class at 5,639 classes: no rows guard since early
     # stopping judges the prior start at a fitted temperature); its steepest steps are
-    # the steep ramp's, the rate of 9 over its 69 classes (0.13 a class); but for a dip
-    # of 0.03 from 1,202 to 1,342 classes, where the rows per class fall from 7.5 to
-    # 6.5 at a target of 9 (LINEAR_TARGET_ROWS) and the share moves to its slower ramp
-    steps = np.diff(margins)
-    dip = steps < 0
-    assert counts[1:][dip].min() > 1_200 and counts[1:][dip].max() < 1_387
-    assert margins[counts == 1_201] - margins[counts == 1_343] < 0.03
+    # the steep ramp's, the rate of 9 over its 69 classes (0.13 a class)
+    assert np.all(np.diff(margins) >= 0)
     lo, hi = plan_module.LINEAR_STEEP_CLASSES
     ramp = (counts[1:] > lo) & (counts[:-1] < hi)
+    steps = np.diff(margins)
     assert np.max(steps[ramp]) == pytest.approx(9.0 / (hi - lo), rel=0.01)
     assert np.max(steps[~ramp]) < 0.1
     assert np.max(np.abs(np.diff(rates))) < 0.05
@@ -442,17 +436,14 @@ ROWS_SCREENED = (None, 0.5, 1.0, 1.5, 2.0, 3.0, 4.5, 6.5, 7.0, 7.5, 10.0, 20.0, 
 
 
 def test_the_wide_margin_leaves_round_6s_plan_up_to_its_classes_and_with_many_rows():
-    # article chunks up to 2,125 classes with 6.5 rows per class or fewer, and any label
-    # count with 9 rows per class or more (article up to 1,001 classes, the centre-word
-    # sweep, 12-20 rows at 3,000-5,000 classes): exactly round 6's; between 6.5 and 9
-    # rows (article K1002-K1386) the margin's target is larger (LINEAR_TARGET_ROWS)
+    # article chunks up to 2,125 classes, and any label count with 7.5 rows per class or
+    # more (the centre-word sweep, 12-20 rows at 3,000-5,000 classes): exactly round 6's
     lo = plan_module.LINEAR_STEEP_CLASSES[0]
-    few = plan_module.LINEAR_MARGIN_ROWS[0]
-    many = plan_module.LINEAR_TARGET_ROWS[1]
+    many = plan_module.LINEAR_MARGIN_ROWS[1]
     for k in np.arange(2, 20_001, 7).tolist() + [lo, lo + 1]:
         damping = linear_damping(k)
         for rows in ROWS_SCREENED:
-            if rows is None or rows >= many or (k <= lo and rows <= few):
+            if k <= lo or rows is None or rows >= many:
                 assert linear_margin(damping, rows) == _margin_round_6(damping, rows), (k, rows)
             else:
                 assert linear_margin(damping, rows) >= _margin_round_6(damping, rows), (k, rows)
@@ -467,51 +458,16 @@ def test_the_wide_margin_leaves_round_6s_plan_up_to_its_classes_and_with_many_ro
         assert plan.margin == _margin_round_6(plan.damping, fact.n_samples / fact.n_classes)
 
 
-def test_below_9_rows_per_class_the_margins_target_is_at_least_the_few_rows_rate():
-    # the margin's target leaves 9 (the rate of a few rows) between 7.5 and 9 rows per
-    # class, after the rate has (6.5-7.5): on article K1125-K1313 margin 9 at the
-    # update's rate learned more than the rate (benchmarks/README.md, issue 29, eighth
-    # session); brute force against round 6's margin, whose share it keeps
-    assert plan_module.LINEAR_TARGET_ROWS == (7.5, 9.0)
-    high = plan_module.LINEAR_SGD_LR
-    for k in range(501, plan_module.LINEAR_STEEP_CLASSES[0] + 1, 11):
-        damping = linear_damping(k)
-        for rows in (1.0, 6.5, 6.8, 7.0, 7.5, 7.8, 8.25, 8.9, 9.0, 9.5, 20.0):
-            rate = linear_sgd_rate(damping, rows)
-            share = (_margin_round_6(damping, rows) - 1.0) / (rate - 1.0)
-            q = min(max((rows - 7.5) / 1.5, 0.0), 1.0)
-            target = rate + (high - rate) * (1.0 - q)
-            assert linear_margin(damping, rows) == pytest.approx(1.0 + (target - 1.0) * share)
-    # the article sweep: the plan before at K1000 (9.0 rows per class) and K1500 (6.0),
-    # margin 9 at the rate between (K1250: 7.2 rows, rate 6.86)
-    article = dict(n_features=ARTICLE_FEATURES, entries=ARTICLE_ENTRIES, n_samples=ARTICLE_ROWS)
-    for k, rate, margin in (
-        (999, 6.047, 5.968),
-        (1_124, 6.023, 7.915),
-        (1_249, 6.858, 8.940),
-        (1_499, 9.0, 8.956),
-    ):
-        plan = resolve_plan(ConditionalNCEClassifier(), _facts(k, **article))
-        rows = ARTICLE_ROWS / k
-        assert linear_sgd_rate(plan.damping, rows) == pytest.approx(rate, abs=1e-3), k
-        assert plan.margin == pytest.approx(margin, abs=1e-3), k
-        if k in (999, 1_499):
-            assert plan.margin == _margin_round_6(plan.damping, rows)
-
-
 def test_the_wide_margin_is_round_7s_wherever_that_reaches_twice_the_rate():
     # round 7's plan (article K2950, K3000: the steep ramp's 24 lost there) wherever its
     # margin is twice the rate of a few rows (18) or more, larger than it nowhere else
-    # than where the steep ramp is (round 6's up to LINEAR_STEEP_CLASSES[0] classes, but
-    # for the larger target between 6.5 and 9 rows per class)
+    # than where the steep ramp is (round 6's up to LINEAR_STEEP_CLASSES[0] classes)
     lo = plan_module.LINEAR_STEEP_CLASSES[0]
-    few = plan_module.LINEAR_MARGIN_ROWS[0]
-    many = plan_module.LINEAR_TARGET_ROWS[1]
     for k in np.arange(2, 20_001, 7).tolist() + list(range(2_850, 2_870)):
         damping = linear_damping(k)
         for rows in ROWS_SCREENED:
             before = _margin_round_7(damping, rows)
-            if before >= 18.0 or (k <= lo and (rows is None or rows <= few or rows >= many)):
+            if before >= 18.0 or k <= lo:
                 assert linear_margin(damping, rows) == before, (k, rows)
             else:
                 assert linear_margin(damping, rows) >= before, (k, rows)
@@ -566,8 +522,7 @@ def test_the_wide_margin_switches_in_with_the_classes_and_the_rows_per_class():
         for rows in (0.5, 1.0, 1.5, 2.0, few):
             assert _widening(k, rows) == pytest.approx(w, abs=1e-9), (k, rows)
         assert _widening(k, (few + many) / 2) == pytest.approx(0.5 * w)
-        at_rate = plan_module.LINEAR_TARGET_ROWS[1]  # (between, the target's own floor)
-        assert _widening(k, at_rate) == _widening(k, None) == pytest.approx(0.0, abs=1e-9)
+        assert _widening(k, many) == _widening(k, None) == pytest.approx(0.0, abs=1e-9)
     # so the margin: 24 well past the classes at the rate of a few rows (9), whatever
     # their number
     huge = linear_damping(10**6)
