@@ -11,7 +11,9 @@ edited):
 - ``--margin-scale S``: the rule's margin times ``S`` where it exceeds 1;
 - ``--sgd-lr R``: ``LINEAR_SGD_LR``; ``--sgd-lr-many R``: ``LINEAR_SGD_LR_MANY_ROWS``;
   ``--max-weights W``: ``LINEAR_MAX_WEIGHTS`` (the linear table's cap);
-  ``--examples N``: ``LINEAR_EXAMPLES`` (the epoch rule);
+  ``--examples N``: ``LINEAR_EXAMPLES`` (the epoch rule); ``--margin-rows LO HI``:
+  ``LINEAR_MARGIN_ROWS`` (the rows per class over which rate and margin move from a
+  few rows' to many rows');
 - ``--untempered``: early stopping on the raw held-out loss, as before the tempered
   check (``TemperedEarlyStopping``), for paired screens of that check;
 - ``--task``: the task's data instead of ``article_k(K)`` (``article``, ``newsgroups``,
@@ -103,6 +105,7 @@ def patch_plan(args) -> None:
         ("LINEAR_SGD_LR_MANY_ROWS", args.sgd_lr_many),
         ("LINEAR_MAX_WEIGHTS", args.max_weights),
         ("LINEAR_EXAMPLES", args.examples),
+        ("LINEAR_MARGIN_ROWS", args.margin_rows and tuple(args.margin_rows)),
     ):
         if value is not None:
             setattr(_plan, name, value)
@@ -460,6 +463,7 @@ def main(argv=None) -> None:
     parser.add_argument("--sgd-lr-many", type=float, default=None)
     parser.add_argument("--max-weights", type=int, default=None)
     parser.add_argument("--examples", type=int, default=None)
+    parser.add_argument("--margin-rows", type=float, nargs=2, default=None)
     parser.add_argument("--untempered", action="store_true")
     parser.add_argument("--task", default=None)
     parser.add_argument("--centroid", type=float, default=0.0)
