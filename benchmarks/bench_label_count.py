@@ -296,7 +296,9 @@ def run_fasttext(params: dict, data, pattern, tmp: Path, probe=None) -> dict:
             for pairs, label in zip(top, y_test)
         ]
     )
-    rows = np.random.default_rng(0).permutation(len(lines))[:5000]
+    # as sknce's: the rows whose label has a training row (every row of the full tasks)
+    known = np.flatnonzero(np.isin(y_test, np.unique(y_train)))
+    rows = np.random.default_rng(0).permutation(known)[:5000]
     ll = fasttext_log_likelihood(model, [lines[i] for i in rows], y_test[rows], params["loss"])
     out = {
         "fit_s": wall,
