@@ -85,6 +85,12 @@ def patched(setting: str) -> tuple[dict, dict]:
             constants["bag_holds_out"] = lambda n_samples, patience: True
         elif name.islower():
             params[name] = ast.literal_eval(value)
+        elif name not in CONSTANTS:
+            known = ", ".join([*CONSTANTS, "LR_MIN", "EPOCH_MIN", "EPOCH_MAX", "HOLD_OUT"])
+            raise ValueError(
+                f"unknown setting {name!r}: one of {known}, or an estimator parameter in "
+                "lower case (embedding_dim=64), or main"
+            )
         else:
             kind = float if name == "LR_PER_ENTRY" else int
             constants[CONSTANTS[name]] = kind(value)
