@@ -26,6 +26,14 @@ gensim's shipped test data):
   Wikipedia articles, 400 chunks): the few-class tasks, 5 stratified folds each;
 - ``wiki_stemmed`` (106 stemmed articles, 4,074 chunks, 80/20): a corpus the
   defaults were not tuned on;
+- ``centre-<n>k`` / ``centre-all-<n>k``: the centre task's first ``n`` thousand
+  training windows (``-all``: every training word a label), and
+  ``synthetic-1e5-100k``, ``synthetic-1e6-50k``, ``synthetic-1e6-100k``: planted
+  tables of 10^5 / 10^6 labels at 50,000-100,000 rows: fits of the factored bag
+  smaller than ``centre`` and ``synthetic-1e5`` (``centre-80k``, ``centre-100k``,
+  ``centre-all-60k`` and these take it at the defaults; ``centre-60k`` and smaller,
+  the linear model);
+- ``article-<n>tok``: the article of each ``n``-token chunk (``article``: 40 tokens);
 - ``article-K<k>``: the article task merged or refined to ``k`` classes, and
   ``centre-K<k>``: the centre word among the ``k`` most frequent (60,000 training
   windows at most): the label-count sweep (``--sweep``).
@@ -121,7 +129,19 @@ WHITESPACE = r"\S+"
 #: A task of a sweep: its kind and label count.
 SWEPT = re.compile(r"(article|centre)-K(\d+)")
 #: The planted tasks: (labels, training rows, test rows, inputs), full and ``--quick``.
-PLANTED = {"synthetic-1e5": {False: (10**5, 200_000, 10_000, 200), True: (10**5, 20000, 2000, 20)}}
+#: The smaller tables are fits of the factored bag at 50,000-100,000 rows (the 10^6
+#: table is the guide's third planted task, ``bench_vs_fasttext.py``'s).
+PLANTED = {
+    "synthetic-1e5": {False: (10**5, 200_000, 10_000, 200), True: (10**5, 20000, 2000, 20)},
+    "synthetic-1e5-100k": {False: (10**5, 100_000, 10_000, 200), True: (10**5, 20000, 2000, 20)},
+    "synthetic-1e6-50k": {False: (10**6, 50_000, 10_000, 40), True: (10**6, 20000, 2000, 20)},
+    "synthetic-1e6-100k": {False: (10**6, 100_000, 10_000, 40), True: (10**6, 20000, 2000, 20)},
+}
+#: The centre task's first ``N`` thousand training windows (a quarter as many test
+#: windows); ``-all``: every training word a label (``min_count=1``).
+CENTRE_ROWS = re.compile(r"centre(-all)?-(\d+)k")
+#: The article of each ``n``-token chunk (the article task's 40 tokens: 9,014 chunks).
+ARTICLE_CHUNK = re.compile(r"article-(\d+)tok")
 
 
 # --- tasks ------------------------------------------------------------------------------
@@ -129,6 +149,9 @@ def task_splits(task: str, quick: bool, cache: dict):
     """The splits ``[(X_train, y_train, X_test, y_test)]`` of a task and its token pattern."""
     if task == "article":
         return [article_task()], WHITESPACE
+    match = ARTICLE_CHUNK.fullmatch(task)
+    if match:
+        return [article_task(chunk=int(match.group(1)))], WHITESPACE
     if task in ("newsgroups", "wiki10"):
         name = "newsgroups" if task == "newsgroups" else "wiki_stemmed-10"
         pattern = None if task == "newsgroups" else WHITESPACE
@@ -146,6 +169,11 @@ def task_splits(task: str, quick: bool, cache: dict):
         return [centre_k(k, cache["centre"], max_train=20000 if quick else 60000)], WHITESPACE
     if task == "centre":
         return [centre_task(max_train=40000 if quick else None)], WHITESPACE
+    match = CENTRE_ROWS.fullmatch(task)
+    if match:
+        n_train = min(int(match.group(2)) * 1000, 40000 if quick else 10**9)
+        min_count = 1 if match.group(1) else 5
+        return [centre_task(min_count=min_count, max_train=n_train)], WHITESPACE
     if task in PLANTED:
         n_labels, n_train, n_test, m_x = PLANTED[task][quick]
         return [synthetic_task(n_labels, n_train, n_test, m_x=m_x)], WHITESPACE
@@ -268,7 +296,9 @@ def run_fasttext(params: dict, data, pattern, tmp: Path, probe=None) -> dict:
             for pairs, label in zip(top, y_test)
         ]
     )
-    rows = np.random.default_rng(0).permutation(len(lines))[:5000]
+    # as sknce's: the rows whose label has a training row (every row of the full tasks)
+    known = np.flatnonzero(np.isin(y_test, np.unique(y_train)))
+    rows = np.random.default_rng(0).permutation(known)[:5000]
     ll = fasttext_log_likelihood(model, [lines[i] for i in rows], y_test[rows], params["loss"])
     out = {
         "fit_s": wall,
@@ -311,7 +341,7 @@ SYSTEMS = {
 
 def task_systems(task: str) -> list[str]:
     """The systems run on ``task``: the slow ones only where they finish in minutes."""
-    if task in ("centre", "synthetic-1e5"):
+    if task in ("centre", *PLANTED) or CENTRE_ROWS.fullmatch(task):
         return ["fastText hs", "fastText ns", "sknce defaults"]
     systems = ["sknce defaults", "tf-idf + LinearSVC", "tf-idf + SGDClassifier", "fastText hs"]
     systems.append("fastText tutorial")

@@ -5,22 +5,28 @@
 ``bench_label_count.py``'s ``sknce defaults``), with ``sknce.conditional._plan``'s
 ``BAG_*`` constants patched in this process only (the module is not edited). Each
 ``--setting`` is ``NAME=VALUE,...`` of ``DIM``, ``NEGATIVES``, ``EXAMPLES``,
-``LR_PER_ENTRY``, ``LR_MIN`` (the low end of ``BAG_LR_RANGE``), ``EPOCH_MAX`` (its
-high end of ``BAG_EPOCH_RANGE``), ``BATCH``, or of the
-estimator's parameters in lower case (``noise_power=0.75``, ``early_stopping=False``),
-or ``main`` (nothing patched); every setting is fitted for every seed, interleaved by
-seed.
+``LR_PER_ENTRY``, ``LR_MIN`` (the low end of ``BAG_LR_RANGE``), ``EPOCH_MIN`` /
+``EPOCH_MAX`` (the ends of ``BAG_EPOCH_RANGE``), ``WIDE_EPOCHS`` (``BAG_WIDE_EPOCHS``:
+25 is the plan before it), ``BATCH``, ``HOLD_OUT=1`` (the fit
+holds out examples for early stopping whatever its epochs: ``bag_holds_out`` patched to
+True), or of the estimator's parameters in lower case (``noise_power=0.75``,
+``early_stopping=False``, ``embedding_dim=64``: the default width, which takes the
+factored bag where the defaults take the linear model), or ``main`` (nothing patched);
+every setting is fitted for every seed, interleaved by seed.
 
-Tasks: ``synthetic-1e5`` is scored by its expectations over the planted table
-(``_planted_eval.py``: no test sample, no test noise); ``centre`` on its test rows
+Tasks (``bench_label_count.py``'s): the planted tables ``synthetic-1e5`` (200,000 rows),
+``synthetic-1e5-100k``, ``synthetic-1e6-50k`` and ``synthetic-1e6-100k`` are scored by
+their expectations over the table (``_planted_eval.py``: no test sample, no test noise);
+``centre``, ``centre-<n>k`` (its first ``n`` thousand training windows, a quarter as many
+test windows; ``centre-all-<n>k``: every training word a label), ``article``,
+``article-<n>tok`` (the article of each ``n``-token chunk) and the
+sweep's ``article-K<k>`` and ``centre-K<k>`` (``k`` classes) on their test rows
 (accuracy and mean log-likelihood of every row, with each row's hit and log-likelihood
-saved to ``/tmp`` for paired comparisons); ``centre-100k`` and ``centre-20k``: the same
-on the centre task's first 100,000 or 20,000 training windows (``centre_task(max_train=N)``,
-6,343 classes and its first 25,000 test windows at 100,000), smaller fits of the same
-regime.
+saved to ``/tmp`` for paired comparisons).
 
-Appends one JSON line per fit (the plan's width, negatives, rate, epochs, the figures,
-CPU seconds, load) to ``results/screen_bag_<tag>.jsonl``.
+Appends one JSON line per fit (the plan's regime, width, negatives, rate, whether it held
+out examples, the epochs, the training rows and classes, the figures, CPU seconds, load)
+to ``results/screen_bag_<tag>.jsonl``.
 
 Usage::
 
@@ -43,8 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's sknce
 from _common import RESULTS  # noqa: E402
 from _planted_eval import planted_sample  # noqa: E402
-from bench_label_count import PLANTED, task_splits  # noqa: E402
-from bench_vs_fasttext import centre_task  # noqa: E402
+from bench_label_count import ARTICLE_CHUNK, CENTRE_ROWS, PLANTED, SWEPT, task_splits  # noqa: E402
 
 #: setting name -> the plan constant it patches (LR_MIN: the low end of BAG_LR_RANGE)
 CONSTANTS = {
@@ -53,6 +58,7 @@ CONSTANTS = {
     "EXAMPLES": "BAG_EXAMPLES",
     "LR_PER_ENTRY": "BAG_LR_PER_ENTRY",
     "BATCH": "BAG_BATCH",
+    "WIDE_EPOCHS": "BAG_WIDE_EPOCHS",
 }
 
 
@@ -67,10 +73,24 @@ def patched(setting: str) -> tuple[dict, dict]:
         name, value = item.split("=")
         if name == "LR_MIN":
             constants["BAG_LR_RANGE"] = (float(value), _plan.BAG_LR_RANGE[1])
-        elif name == "EPOCH_MAX":
-            constants["BAG_EPOCH_RANGE"] = (_plan.BAG_EPOCH_RANGE[0], int(value))
+        elif name in ("EPOCH_MIN", "EPOCH_MAX"):
+            low, high = constants.get("BAG_EPOCH_RANGE", _plan.BAG_EPOCH_RANGE)
+            low, high = (int(value), high) if name == "EPOCH_MIN" else (low, int(value))
+            constants["BAG_EPOCH_RANGE"] = (low, high)
+        elif name == "HOLD_OUT":
+            if value != "1":
+                raise ValueError(
+                    f"HOLD_OUT takes 1 only (early_stopping=False holds out none), not {value!r}"
+                )
+            constants["bag_holds_out"] = lambda n_samples, patience: True
         elif name.islower():
             params[name] = ast.literal_eval(value)
+        elif name not in CONSTANTS:
+            known = ", ".join([*CONSTANTS, "LR_MIN", "EPOCH_MIN", "EPOCH_MAX", "HOLD_OUT"])
+            raise ValueError(
+                f"unknown setting {name!r}: one of {known}, or an estimator parameter in "
+                "lower case (embedding_dim=64), or main"
+            )
         else:
             kind = float if name == "LR_PER_ENTRY" else int
             constants[CONSTANTS[name]] = kind(value)
@@ -106,6 +126,9 @@ def fit_one(task: str, data, setting: str, seed: int, sample) -> dict:
         "lr": round(plan.lr, 4),
         "epochs": clf.n_iter_,
         "regime": plan.regime,
+        "held_out": plan.early_stopping,
+        "n_train": len(data[1]),
+        "n_classes": len(clf.classes_),
     }
     if sample is not None:
         X = vectorizer.transform(sample.inputs)
@@ -134,20 +157,27 @@ def fit_one(task: str, data, setting: str, seed: int, sample) -> dict:
     return row
 
 
+def task_name(task: str) -> str:
+    """``task``, when it is one of the screen's tasks (the argument's type)."""
+    patterns = (CENTRE_ROWS, ARTICLE_CHUNK, SWEPT)
+    if task in ("centre", "article", *PLANTED) or any(p.fullmatch(task) for p in patterns):
+        return task
+    raise argparse.ArgumentTypeError(
+        f"unknown task {task!r}: one of centre, article, {', '.join(PLANTED)}, "
+        "centre-<n>k, centre-all-<n>k, article-<n>tok, article-K<k> or centre-K<k>"
+    )
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    tasks = ["synthetic-1e5", "centre", "centre-100k", "centre-20k"]
-    parser.add_argument("--task", choices=tasks, required=True)
+    parser.add_argument("--task", type=task_name, required=True)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
     parser.add_argument("--settings", nargs="+", default=["main"])
     parser.add_argument("--tag", default="dev")
     args = parser.parse_args(argv)
     for setting in args.settings:
         patched(setting)  # a bad setting fails before any fit
-    if args.task.startswith("centre-"):
-        data = centre_task(max_train=int(args.task[len("centre-") : -1]) * 1000)
-    else:
-        (data,), _ = task_splits(args.task, False, {})
+    (data,), _ = task_splits(args.task, False, {})
     out = RESULTS / f"screen_bag_{args.tag}.jsonl"
     for seed in args.seeds:
         sample = None

@@ -131,7 +131,11 @@ def test_test_rows_must_be_a_positive_integer(capsys, value, message):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["--tasks", "article"], "--test-rows needs a planted task in --tasks (synthetic-1e5)"),
+        (
+            ["--tasks", "article"],
+            "--test-rows needs a planted task in --tasks (synthetic-1e5, synthetic-1e5-100k, "
+            "synthetic-1e6-50k, synthetic-1e6-100k)",
+        ),
         (["--from", "x.json", "--tag", "t"], "cannot summarise --from files or run --trees"),
         (["--trees", "/tmp/a=a"], "cannot summarise --from files or run --trees"),
     ],

@@ -71,6 +71,7 @@ _PLAN_STATED = {
         lambda v: (v / 1e6, v),
     ),
     "BAG_EPOCH_RANGE": ("max_epochs", r"8e5 / n_train\), (\d+), (\d+)\)``", lambda v: v),
+    "BAG_WIDE_EPOCHS": ("max_epochs", r"25\)``, at most (\d+) epochs\s+where the label space"),
     "LINEAR_EXAMPLES": (
         "max_epochs",
         r"about ([\d,]+) example updates,\s+``clip\(round\(([\d.e]+) /",

@@ -400,7 +400,9 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         ``steps_per_epoch = ceil(n_train / batch_size)`` over the training examples
         not held out for early stopping.
         With the bag encoder trained by SGD (see ``optimizer``): about 0.8 million
-        example updates, ``clip(round(8e5 / n_train), 3, 25)``. With the linear
+        example updates, ``clip(round(8e5 / n_train), 3, 25)``, at most 4 epochs
+        where the label space is too large for the linear model (the bag's regime at
+        the defaults; ``plan_.epoch_rule``). With the linear
         model trained by its compiled step: about 200,000 example updates,
         ``clip(round(2e5 / n_train), 3, 50)``.
     batch_size : int or "auto", default="auto"
@@ -467,9 +469,11 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         temperature does (``valid_tempered_loss`` in the history). A stream of chunks
         holds out its last chunk; ``partial_fit`` holds out nothing; nor does a fit of
         the factored bag by SGD (``plan_.regime == "bag"``, ``plan_.kernel``) whose
-        ``max_epochs="auto"`` gives it no more epochs than ``patience`` on all of its
-        examples (``plan_.early_stopping`` is then False): early stopping could not
-        stop it, only take back its last epochs, and every example trains instead.
+        0.8 million example updates of ``max_epochs="auto"`` take no more epochs than
+        ``patience`` on all of its examples (``plan_.early_stopping`` is then False):
+        early stopping could not stop it, only take back its last epochs, and every
+        example trains instead. (A fit that the cap of 4 epochs shortens keeps its
+        held-out examples: they check it against the prior start.)
         Multi-label:
         rows are held out, and the monitor is their precision; in the compiled regime
         of a sparse ``X`` it chooses the epochs of a refit on every row, which may

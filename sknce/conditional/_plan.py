@@ -24,7 +24,8 @@ Three regimes (the figures behind each constant are in ``benchmarks/README.md``,
   epoch and a temperature;
 * ``"bag"``: a sparse ``X`` otherwise: fastText's factored model (the mean of the
   features' rows, a label embedding) trained by ranking NCE, compiled SGD where the
-  settings allow it;
+  settings allow it, in fewer epochs where the label space is too large for the linear
+  model (:func:`bag_epoch_range`; :func:`bag_holds_out`: whether it holds out examples);
 * ``"network"``: a dense ``X``, an MLP or the user's encoder, trained by autograd.
 """
 
@@ -43,6 +44,8 @@ from sknce.optim import LazyAdam, RowAdagrad
 __all__ = [
     "ClassifierPlan",
     "DataFacts",
+    "bag_epoch_range",
+    "bag_holds_out",
     "linear_budget",
     "linear_buckets",
     "linear_damping",
@@ -78,6 +81,12 @@ BAG_LR_PER_ENTRY = 0.02
 BAG_LR_RANGE = (0.1, 1.0)
 BAG_EXAMPLES = 800_000
 BAG_EPOCH_RANGE = (3, 25)
+#: A label space too large for the linear model (:func:`linear_fits` false: thousands of
+#: classes) takes at most ``BAG_WIDE_EPOCHS`` epochs (:func:`bag_epoch_range`): there a
+#: shorter fit (its rate decays to the end sooner) had the higher accuracy and
+#: log-likelihood on every task measured, where a fit of fewer classes by the bag (a
+#: user's ``embedding_dim``) may need all of ``BAG_EPOCH_RANGE``.
+BAG_WIDE_EPOCHS = 4
 BAG_BATCH = 2048
 BAG_NEGATIVES = 16
 
@@ -478,15 +487,45 @@ def _rule_epochs(epoch_rule: tuple[int, int, int], n_train: int) -> int:
     return int(np.clip(round(examples / max(n_train, 1)), low, high))
 
 
+def bag_epoch_range(n_classes: int, entries: float, n_samples: int | None) -> tuple[int, int]:
+    """The range of the factored bag's epochs at ``max_epochs="auto"`` (by SGD).
+
+    ``BAG_EPOCH_RANGE``, its high end at most ``BAG_WIDE_EPOCHS`` where the label space
+    is too large for the linear model (:func:`linear_fits` false on ``n_samples`` rows).
+    With an unknown number of rows (a stream of chunks): ``BAG_EPOCH_RANGE``.
+
+    Parameters
+    ----------
+    n_classes : int
+    entries : float
+        Mean stored entries per row.
+    n_samples : int or None
+        Training rows; None: not known.
+
+    Returns
+    -------
+    tuple of (int, int)
+        The fewest and the most epochs.
+    """
+    low, high = BAG_EPOCH_RANGE
+    if n_samples is None or linear_fits(n_classes, entries, n_samples):
+        return low, high
+    return low, min(high, BAG_WIDE_EPOCHS)
+
+
 def bag_holds_out(n_samples: int | None, patience: int) -> bool:
     """Whether a new fit of the factored bag by SGD at ``max_epochs="auto"`` holds out
     examples for early stopping.
 
-    Not when its epochs on all ``n_samples`` examples (about ``BAG_EXAMPLES`` example
-    updates, within ``BAG_EPOCH_RANGE``) are at most ``patience``: early stopping could
+    Not when about ``BAG_EXAMPLES`` example updates take at most ``patience`` epochs
+    (within ``BAG_EPOCH_RANGE``) on all ``n_samples`` examples: early stopping could
     then never stop the fit, and the held-out examples would only be lost to every
     epoch's training (``benchmarks/README.md``, issue 29's seventh session, measures
-    the gain on the tasks of this regime).
+    the gain on the tasks of this regime). The decision reads those epochs before the
+    cap of a large label space (:func:`bag_epoch_range`): a fit that the cap shortens to
+    ``BAG_WIDE_EPOCHS`` keeps its held-out examples, which still check it against the
+    prior start (the warning for a fit that learnt nothing) and choose its best epoch
+    (the eighth session's section).
 
     Parameters
     ----------
@@ -866,7 +905,7 @@ def resolve_plan(
     ):
         kernel, optimizer = True, torch.optim.SGD
         width = BAG_DIM if estimator.embedding_dim is None else estimator.embedding_dim
-        epoch_rule = (BAG_EXAMPLES, *BAG_EPOCH_RANGE)
+        epoch_rule = (BAG_EXAMPLES, *bag_epoch_range(n_classes, facts.entries, facts.n_samples))
         if estimator.n_negatives == "auto":
             exhaustive = n_classes - 1 <= BAG_NEGATIVES
             n_negatives = n_classes if exhaustive else BAG_NEGATIVES

@@ -25,6 +25,7 @@ from sknce import ConditionalNCEClassifier
 from sknce.conditional._kernel_step import BagRankingStep, LinearSoftmaxStep
 from sknce.conditional._plan import (
     DataFacts,
+    bag_epoch_range,
     bag_holds_out,
     linear_budget,
     linear_damping,
@@ -838,9 +839,10 @@ def test_the_bag_plans_early_stopping_follows_its_epochs(monkeypatch, n_samples,
     # the user's own choices: no early stopping, a number of epochs
     assert not resolve_plan(ConditionalNCEClassifier(early_stopping=False), facts).early_stopping
     assert resolve_plan(ConditionalNCEClassifier(max_epochs=3), facts).early_stopping
-    # nothing else changes with the examples' count
+    # nothing else changes with the examples' count but the cap of a known count's epochs
     other = resolve_plan(ConditionalNCEClassifier(), _facts(10_000, entries=5.0, n_samples=10))
-    assert replace(resolve_plan(ConditionalNCEClassifier(), facts), early_stopping=True) == other
+    plan = resolve_plan(ConditionalNCEClassifier(), facts)
+    assert replace(plan, early_stopping=True, epoch_rule=other.epoch_rule) == other
 
 
 @pytest.mark.parametrize(
@@ -848,7 +850,8 @@ def test_the_bag_plans_early_stopping_follows_its_epochs(monkeypatch, n_samples,
     [
         (200_000, 200_000, 4, False),  # the planted 10^5-label table: 6 at 10**6, held out
         (319_086, 319_086, 3, False),  # the centre-word task: 3, as at 10**6
-        (100_000, 90_000, 9, True),  # its first 100,000 windows: 11 at 10**6
+        (100_000, 90_000, 4, True),  # its first 100,000 windows: 11 at 10**6, 9 uncapped
+        (150_000, 150_000, 4, False),  # its first 150,000 windows: 5 uncapped
         (300_000, 300_000, 3, False),  # the planted 10^6-label table: 4 at 10**6
     ],
 )
@@ -858,6 +861,82 @@ def test_the_bag_epochs_and_hold_out_of_the_measured_tasks(
     monkeypatch.setattr(plan_module, "LINEAR_COST", 0)
     plan = resolve_plan(ConditionalNCEClassifier(), _facts(7_650, n_samples=n_samples))
     assert plan.epochs(n_train, None) == epochs and plan.early_stopping is holds
+
+
+def _largest_linear_classes(entries: float, n_samples: int) -> int:
+    """The largest label count that the linear model takes on ``n_samples`` rows."""
+    low, high = 1, 10**7
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if linear_fits(middle, entries, n_samples) else (low, middle)
+    return low
+
+
+@pytest.mark.parametrize("entries, n_samples", [(9.5, 100_000), (9.5, 20_000), (5.0, 60_000)])
+def test_the_bag_takes_its_wide_epochs_from_one_class_past_the_linear_model(entries, n_samples):
+    k = _largest_linear_classes(entries, n_samples)
+    full, wide = plan_module.BAG_EPOCH_RANGE, plan_module.BAG_WIDE_EPOCHS
+    assert bag_epoch_range(k, entries, n_samples) == full
+    assert bag_epoch_range(k + 1, entries, n_samples) == (full[0], wide)
+    assert bag_epoch_range(k + 1, entries, None) == full  # a stream: the count is unknown
+    # the defaults' regime switches at the same label count
+    est = ConditionalNCEClassifier()
+    plans = [
+        resolve_plan(est, _facts(c, entries=entries, n_samples=n_samples)) for c in (k, k + 1)
+    ]
+    assert [p.regime for p in plans] == ["linear", "bag"]
+    assert plans[1].epoch_rule == (plan_module.BAG_EXAMPLES, full[0], wide)
+
+
+def _uncapped(monkeypatch, estimator, facts):
+    """The plan of ``estimator`` on ``facts`` without the cap of a large label space."""
+    with monkeypatch.context() as patch:
+        patch.setattr(plan_module, "BAG_WIDE_EPOCHS", plan_module.BAG_EPOCH_RANGE[1])
+        return resolve_plan(estimator, facts)
+
+
+@pytest.mark.parametrize("n_samples", [10, 2_000, 9_014, 60_000, 10**6, None])
+def test_the_bags_plan_is_unchanged_where_the_linear_model_fits(monkeypatch, n_samples):
+    # a user's width puts a small label space in the bag: its plan is the uncapped one,
+    # whose 25 epochs a few-class fit needs (the article task: 0.77 accuracy, 0.56 in 4)
+    est = ConditionalNCEClassifier(embedding_dim=64)
+    facts = _facts(105, entries=35.0, n_samples=n_samples)
+    plan = resolve_plan(est, facts)
+    assert plan.regime == "bag" and plan.kernel
+    assert plan.epoch_rule == (plan_module.BAG_EXAMPLES, *plan_module.BAG_EPOCH_RANGE)
+    assert plan == _uncapped(monkeypatch, est, facts)
+
+
+@pytest.mark.parametrize("n_samples", [20_000, 100_000, 150_000, 177_777, 177_778, 10**6])
+def test_a_large_label_space_changes_only_the_bags_epochs_and_keeps_its_hold_out(
+    monkeypatch, n_samples
+):
+    est = ConditionalNCEClassifier()
+    facts = _facts(60_000, entries=5.0, n_samples=n_samples)
+    plan, before = resolve_plan(est, facts), _uncapped(monkeypatch, est, facts)
+    assert plan.regime == "bag" and not linear_fits(60_000, 5.0, n_samples)
+    # the held-out examples (and the check against the prior start) stay where they were
+    assert plan.early_stopping is before.early_stopping is bag_holds_out(n_samples, 5)
+    assert replace(plan, epoch_rule=before.epoch_rule) == before
+    n_train = round(n_samples * (0.9 if plan.early_stopping else 1))
+    capped = min(before.epochs(n_train, None), plan_module.BAG_WIDE_EPOCHS)
+    assert plan.epochs(n_train, None) == capped
+    if n_samples >= 177_778:  # 0.8 million updates round to at most 4 epochs: no change
+        assert plan.epochs(n_train, None) == before.epochs(n_train, None)
+
+
+def test_a_capped_bag_fit_runs_its_epochs_on_held_out_examples(monkeypatch):
+    monkeypatch.setattr(plan_module, "LINEAR_COST", 0)  # the bag's wide epochs at 8 classes
+    rng = np.random.default_rng(0)
+    y = rng.integers(8, size=600)
+    X = sp.csr_matrix(np.eye(8)[y] * 2 + rng.poisson(0.3, size=(600, 8)))
+    est = ConditionalNCEClassifier(random_state=0).fit(X, y)
+    assert est.plan_.epoch_rule[1:] == (3, plan_module.BAG_WIDE_EPOCHS)
+    assert est.plan_.early_stopping and est.n_iter_ == plan_module.BAG_WIDE_EPOCHS
+    # the held-out examples still weigh the prior start as epoch 0 (its warning's check)
+    assert dict(est.net_.callbacks_)["early_stopping"].evaluate_initial
+    assert all("valid_loss" in row for row in est.history_)
+    assert est.score(X, y) > 0.9
 
 
 def test_the_linear_network_and_multilabel_plans_hold_out_at_any_size():
@@ -1076,18 +1155,16 @@ def test_a_new_fit_without_a_refit_keeps_no_former_selection_history():
     assert not hasattr(clf, "selection_history_")
 
 
-def test_a_bag_fit_within_patience_epochs_holds_out_nothing_and_trains_every_example(
-    monkeypatch,
-):
-    monkeypatch.setattr(plan_module, "LINEAR_COST", 0)
+def test_a_bag_fit_within_patience_epochs_holds_out_nothing_and_trains_every_example():
     texts, y = _text(300)
     X = _counts(texts).transform(texts)
-    # 300 examples: 25 epochs, so a patience of 25 could never stop the fit
-    within = ConditionalNCEClassifier(random_state=0, patience=25).fit(X, y)
+    # 300 examples: 25 epochs, so a patience of 25 could never stop the fit (a width puts
+    # these few classes in the bag, uncapped: bag_epoch_range)
+    within = ConditionalNCEClassifier(random_state=0, patience=25, embedding_dim=64).fit(X, y)
     assert within.plan_.regime == "bag" and not within.plan_.early_stopping
     assert within.net_.train_split is None and "early_stopping" not in dict(within.net_.callbacks_)
     assert within.n_iter_ == 25 and "valid_loss" not in within.history_[-1]
-    beyond = ConditionalNCEClassifier(random_state=0, patience=24).fit(X, y)
+    beyond = ConditionalNCEClassifier(random_state=0, patience=24, embedding_dim=64).fit(X, y)
     assert beyond.plan_.early_stopping and beyond.net_.train_split is not None
     assert "early_stopping" in dict(beyond.net_.callbacks_)
     assert "valid_loss" in beyond.history_[0]
