@@ -46,6 +46,7 @@ __all__ = [
     "linear_budget",
     "linear_buckets",
     "linear_damping",
+    "linear_fewest_rows",
     "linear_fits",
     "linear_margin",
     "linear_sgd_rate",
@@ -175,6 +176,23 @@ LINEAR_WIDE = 5.0 / 3.0
 #: log-likelihood, while 24 there lost at 2,950-3,000 classes, where the rule before
 #: gives 21.5-23.8.
 LINEAR_STEEP_CLASSES = (2_125, 2_194)
+#: The fewest rows per class. With about 2 training rows per class or fewer many classes
+#: have one, and a random hold-out empties them: on article chunks of 4,800-5,600
+#: classes (1.6-1.9 rows per class) a fifth to a third of the held-out rows are of a
+#: class the held-out fit never trains on (the refit does: every test row's class has a
+#: training row). Their loss only grows as the fit learns, so they pull the fitted
+#: temperature up (the test set's own best scale of the scores was 1.2-1.3 times the
+#: fitted one) and, past a margin of 24, hold the epochs back (margin 30 kept the second
+#: epoch). From ``LINEAR_SEEN_CLASSES`` classes with a few rows per class the temperature
+#: reads only the held-out rows of the classes the held-out fit trained on (the plan's
+#: ``seen_temperature``); with ``LINEAR_FEWEST_ROWS[0]`` rows per class or fewer (from
+#: ``LINEAR_WIDER_CLASSES[1]`` classes; none from ``LINEAR_FEWEST_ROWS[1]``, linear in
+#: between) the hold-out leaves every class a training row (``keep_classes``) and the
+#: margin's target widens on to ``1 + LINEAR_FEWEST_WIDE`` times the SGD rate (30 at
+#: rate 9): :func:`linear_fewest_rows`.
+LINEAR_SEEN_CLASSES = 3_000
+LINEAR_FEWEST_ROWS = (1.87, 2.0)
+LINEAR_FEWEST_WIDE = 7.0 / 3.0
 
 #: The classifier's parameters a plan is resolved from (its snapshot).
 _PLAN_PARAMS = (
@@ -320,6 +338,12 @@ class ClassifierPlan:
         The weight of a multi-label fit's co-occurrence term (``cooccurrence_weight``,
         resolved after the held-out fit: :mod:`sknce.conditional._cooccurrence`); 0: no
         term.
+    keep_classes : bool
+        The examples held out leave every class at least one training example
+        (:func:`linear_fewest_rows`).
+    seen_temperature : bool
+        The temperature is fitted on the held-out examples whose class the held-out
+        fit trained on only (``LINEAR_SEEN_CLASSES``).
     """
 
     regime: str
@@ -351,6 +375,8 @@ class ClassifierPlan:
     max_threads: int = 0
     n_buckets: int = 0
     cooccurrence: float = 0.0
+    keep_classes: bool = False
+    seen_temperature: bool = False
 
     def epochs(self, n_train: int, auto_epochs) -> int:
         """The epochs of a fit on ``n_train`` training examples.
@@ -624,17 +650,48 @@ def linear_sgd_rate(damping: float, rows_per_class: float | None = None) -> floa
     return float(LINEAR_SGD_LR - (LINEAR_SGD_LR - LINEAR_SGD_LR_MANY_ROWS) * share)
 
 
+def linear_fewest_rows(n_classes: float, rows_per_class: float | None) -> float:
+    """The share of the fewest rows per class in the linear regime's plan.
+
+    ``(1 - f) * c``: ``f`` from 0 at ``LINEAR_FEWEST_ROWS[0]`` rows per class or fewer to
+    1 at ``LINEAR_FEWEST_ROWS[1]`` or more (or unknown), linear in between; ``c`` the
+    classes' share of the way through ``LINEAR_WIDER_CLASSES``. Where it is above 0 the
+    hold-out keeps every class a training example (the plan's ``keep_classes``), and it
+    widens the margin's target on from ``1 + LINEAR_WIDE`` to ``1 + LINEAR_FEWEST_WIDE``
+    times the SGD rate (:func:`linear_margin`).
+
+    Parameters
+    ----------
+    n_classes : float
+    rows_per_class : float or None
+        Training rows per class; ``None`` (unknown): many.
+
+    Returns
+    -------
+    float
+        In ``[0, 1]``; exactly 0 below ``LINEAR_WIDER_CLASSES[0]`` classes or from
+        ``LINEAR_FEWEST_ROWS[1]`` rows per class.
+    """
+    if not rows_per_class:
+        return 0.0
+    few = 1.0 - _ramp(rows_per_class, LINEAR_FEWEST_ROWS)
+    return few * _ramp(n_classes, LINEAR_WIDER_CLASSES)
+
+
 def _wide(damping: float, rows_per_class: float | None) -> float:
     """The widening ``w`` of the margin's target: the larger of the classes' share of the
     way through ``LINEAR_STEEP_CLASSES`` and their share through ``LINEAR_WIDE_CLASSES``
-    plus ``LINEAR_WIDE - 1`` times their share through ``LINEAR_WIDER_CLASSES`` (the
-    classes read from the damping, of which they are the ``LINEAR_DAMPING_POWER``-th
-    root), times ``1 - m``; exactly 0 up to ``LINEAR_STEEP_CLASSES[0]``."""
+    plus ``LINEAR_WIDE - 1`` times their share through ``LINEAR_WIDER_CLASSES``, plus
+    ``LINEAR_FEWEST_WIDE - LINEAR_WIDE`` times :func:`linear_fewest_rows` (the classes
+    read from the damping, of which they are the ``LINEAR_DAMPING_POWER``-th root),
+    times ``1 - m``; exactly 0 up to ``LINEAR_STEEP_CLASSES[0]``."""
     lo = LINEAR_WIDE_CLASSES[0]
     classes = (damping / linear_damping(lo)) ** (1.0 / LINEAR_DAMPING_POWER) * lo
     wide = _ramp(classes, LINEAR_WIDE_CLASSES)
     wide += (LINEAR_WIDE - 1.0) * _ramp(classes, LINEAR_WIDER_CLASSES)
     wide = max(wide, _ramp(classes, LINEAR_STEEP_CLASSES))
+    if fewest := linear_fewest_rows(classes, rows_per_class):
+        wide += (LINEAR_FEWEST_WIDE - LINEAR_WIDE) * fewest
     return wide * (1.0 - _many_rows(rows_per_class))
 
 
@@ -784,7 +841,7 @@ def resolve_plan(
     n_classes = facts.n_classes
     objective = "ova" if facts.multilabel else estimator.objective
     margin, exhaustive, n_negatives, damping, max_threads, n_buckets = 0.0, False, 0, 0.0, 0, 0
-    sgd_rate = 0.0
+    sgd_rate, keep_classes, seen_temperature = 0.0, False, False
     early_stopping = bool(estimator.early_stopping)
     bag = None
     if facts.entries is not None:
@@ -809,6 +866,8 @@ def resolve_plan(
             sgd_rate = linear_sgd_rate(damping, rows_per_class)
         if estimator.objective == "ranking":
             margin = linear_margin(damping, rows_per_class)
+            keep_classes = bool(damping) and linear_fewest_rows(n_classes, rows_per_class) > 0
+        seen_temperature = n_classes >= LINEAR_SEEN_CLASSES and _many_rows(rows_per_class) < 1
         if kernel:
             max_threads = linear_threads(n_classes, facts.entries)
         epoch_rule = (LINEAR_EXAMPLES, *LINEAR_EPOCH_RANGE)
@@ -872,6 +931,8 @@ def resolve_plan(
         damping=damping,
         max_threads=max_threads,
         n_buckets=n_buckets,
+        keep_classes=keep_classes,
+        seen_temperature=seen_temperature,
     )
     if max_threads:
         plan["n_jobs"] = min(plan["n_jobs"], max_threads)
