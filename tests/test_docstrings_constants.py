@@ -136,10 +136,6 @@ _PLAN_STATED = {
         r"on to (\d+)/3 times it\s+at",
         lambda v: (3 * (1 + v),),
     ),
-    "LINEAR_SEEN_CLASSES": (
-        "hidden_layer_sizes",
-        r"from ([\d,]+) classes with a few rows per class the\s+temperature",
-    ),
     "LINEAR_STEEP_CLASSES": (
         "hidden_layer_sizes",
         r"twice that rate from ([\d,]+) to ([\d,]+) classes",

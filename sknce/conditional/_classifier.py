@@ -206,16 +206,6 @@ def _label_noise(noise, counts: np.ndarray, noise_power: float) -> CategoricalNo
     return CategoricalNoise(probs)
 
 
-def _of_trained_classes(train: SampledDataset, valid: SampledDataset) -> SampledDataset:
-    """The examples of ``valid`` whose class (the sampler's ``y``) has one in ``train``;
-    all of them if none has."""
-    labels = valid.sampler.y.cpu().numpy()
-    trained = np.zeros(int(labels.max()) + 1, dtype=bool)
-    trained[labels[train.rows]] = True
-    rows = valid.rows[trained[labels[valid.rows]]]
-    return SampledDataset(valid.sampler, rows) if len(rows) else valid
-
-
 class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
     r"""Classifier over large label sets trained by conditional NCE.
 
@@ -294,9 +284,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         it between 2,750 and 3,000 classes, and past 2,750 classes on to 10/3 times it
         at 1.87 training rows per class or fewer (none from 2.0 rows), where early
         stopping holds out no example of a class it would leave without one
-        (``plan_.keep_classes``; from 3,000 classes with a few rows per class the
-        temperature is fitted on the held-out examples of the classes the held-out
-        fit trained on, ``plan_.seen_temperature``), where a per-example update of its
+        (``plan_.keep_classes``), where a per-example update of its
         ``n_classes`` scores costs
         at most 32 times the factored model's ``64 * (entries + 17)``, with
         ``entries`` the mean stored entries of a row (up to 4 times more below 10
@@ -1234,15 +1222,11 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         return HoldOut(self.validation_fraction, seeds, keep_classes=keep)
 
     def _held_out_temperature(self, dataset) -> float | None:
-        """The temperature of the examples early stopping held out (None without them):
-        where the plan says (``plan_.seen_temperature``), of those whose class has a
-        training example in the held-out fit, unless none has."""
+        """The temperature of the examples early stopping held out (None without them)."""
         net = self.net_
         if not isinstance(net.train_split, HoldOut) or not isinstance(dataset, SampledDataset):
             return None
-        train, valid = net.train_split(dataset)
-        if self._classifier_plan.seen_temperature:
-            valid = _of_trained_classes(train, valid)
+        _, valid = net.train_split(dataset)
         scorer = net.module_
         logits, labels, weights = [], [], []
         with torch.no_grad():

@@ -593,42 +593,43 @@ def test_the_fewest_rows_leave_the_plan_as_it_was_wherever_they_are_not(monkeypa
             assert margin == before, (k, rows)
 
 
-ARTICLE_FEWEST = (  # (classes, margin, keep_classes, seen_temperature): article K2000-K6000
-    (1_999, 8.9922, False, False),
-    (2_995, 23.788, False, False),
-    (3_184, 23.9986, False, True),
-    (3_946, 23.9996, False, True),
-    (4_408, 23.9998, False, True),
-    (4_417, 23.9998, False, True),
-    (4_827, 29.9999, True, True),
-    (5_403, 29.9999, True, True),
-    (5_639, 29.9999, True, True),
+ARTICLE_FEWEST = (  # (classes, margin, keep_classes): article K2000-K6000
+    (1_999, 8.9922, False),
+    (2_995, 23.788, False),
+    (3_184, 23.9986, False),
+    (3_946, 23.9996, False),
+    (4_408, 23.9998, False),
+    (4_417, 23.9998, False),
+    (4_827, 29.9999, True),
+    (5_403, 29.9999, True),
+    (5_639, 29.9999, True),
 )
 
 
-@pytest.mark.parametrize("n_classes, margin, keep, seen", ARTICLE_FEWEST)
-def test_the_plan_of_the_fewest_rows_on_article_chunks(n_classes, margin, keep, seen):
+@pytest.mark.parametrize("n_classes, margin, keep", ARTICLE_FEWEST)
+def test_the_plan_of_the_fewest_rows_on_article_chunks(n_classes, margin, keep):
     facts = _facts(n_classes, ARTICLE_FEATURES, ARTICLE_ENTRIES, n_samples=ARTICLE_ROWS)
     plan = resolve_plan(ConditionalNCEClassifier(), facts)
     assert plan.regime == "linear" and plan.margin == pytest.approx(margin, abs=1e-4)
-    assert (plan.keep_classes, plan.seen_temperature) == (keep, seen)
+    assert plan.keep_classes == keep
     # an explicit rate: AdaGrad's margin, the plain hold-out
     plan = resolve_plan(ConditionalNCEClassifier(lr=0.5), facts)
-    assert plan.margin == 1.0 and not plan.keep_classes and plan.seen_temperature == seen
+    assert plan.margin == 1.0 and not plan.keep_classes
 
 
-@pytest.mark.parametrize("rows", [None, 7.5, 12.0, 20.0])
+@pytest.mark.parametrize("rows", [None, 2.0, 7.5, 12.0, 20.0])
 @pytest.mark.parametrize("n_classes", [3_000, 4_000, 6_000])
-def test_many_rows_per_class_keep_the_plain_hold_out_and_temperature(n_classes, rows):
+def test_two_rows_per_class_or_more_keep_the_plain_hold_out(n_classes, rows):
     facts = _facts(n_classes, 200_000, 5.0, n_samples=rows and int(rows * n_classes))
     plan = resolve_plan(ConditionalNCEClassifier(), facts)
     assert plan.regime == "linear"  # (a wide table of short rows: the linear model)
-    assert not plan.keep_classes and not plan.seen_temperature
+    assert not plan.keep_classes
+    # and below two rows per class below 2,750 classes
+    plan = resolve_plan(ConditionalNCEClassifier(), _facts(2_700, 200_000, 5.0, n_samples=4_000))
+    assert plan.regime == "linear" and not plan.keep_classes
 
 
-def test_a_fit_of_the_fewest_rows_holds_out_keeping_its_classes_and_tempers_on_them(
-    monkeypatch,
-):
+def test_a_fit_of_the_fewest_rows_holds_out_keeping_its_classes(monkeypatch):
     from sknce._data import SampledDataset
 
     calls = []
@@ -649,31 +650,12 @@ def test_a_fit_of_the_fewest_rows_holds_out_keeping_its_classes_and_tempers_on_t
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         clf.fit(X, y)
-    assert clf.plan_.keep_classes and clf.plan_.seen_temperature
+    assert clf.plan_.keep_classes
     assert clf.plan_.margin == pytest.approx(30.0, abs=0.01)
     assert calls and all(keep for keep, _, _ in calls)
     _, train, valid = calls[0]
     assert len(valid) == math.ceil(0.1 * len(y))
     assert set(y[train.rows]) == set(range(n_classes))  # every class keeps a row
-
-
-def test_the_seen_temperature_reads_the_held_out_rows_of_trained_classes():
-    from sknce._data import SampledDataset
-    from sknce.conditional._classifier import _of_trained_classes
-
-    class Labels:
-        def __init__(self, y):
-            self.y = torch.as_tensor(y)
-
-        def __len__(self):
-            return len(self.y)
-
-    sampler = Labels([0, 0, 1, 2, 2, 3, 4])
-    train = SampledDataset(sampler, np.array([0, 3, 6]))
-    valid = SampledDataset(sampler, np.array([1, 2, 4, 5]))
-    assert list(_of_trained_classes(train, valid).rows) == [1, 4]
-    unseen = SampledDataset(sampler, np.array([2, 5]))
-    assert _of_trained_classes(train, unseen) is unseen  # none trained: all of them
 
 
 def test_a_larger_margin_than_adagrads_comes_only_with_an_update_mostly_sgds():
