@@ -49,7 +49,14 @@ edited):
   one-vs-all term added to each example's margin softmax loss, ``B`` times, over its
   label and its ``C`` best other classes (``_fewrows_kernels.sgd_linear_softmax_ova``);
 - ``--validation-fraction F``, ``--patience P``, ``--class-weight balanced``: the
-  estimator's parameters.
+  estimator's parameters;
+- ``--keep-classes``: the held-out fit's split leaves every class at least one training
+  row (the random order of main's split, a row held out only while its class keeps
+  another; with no class emptied the split is main's), so that no held-out row is of a
+  class its fit never saw;
+- ``--temper-seen``: the temperature is fitted on the held-out rows whose class has a
+  row in the held-out fit's training split only (the split, the epochs and the early
+  stopping are main's: the predictions are main's, only their scale changes).
 
 Appends one JSON line (accuracy, test log-likelihood, the plan's margin, rate, buckets,
 epochs, the held-out loss of the prior start and of the first and best epochs of the fit
@@ -354,6 +361,82 @@ def patch_ova(kind: str, weight: float, top: int) -> None:
     LinearSoftmaxStep.kernel = kernel
 
 
+def patch_keep_classes() -> None:
+    """The held-out split keeps at least one training row of every class (this process)."""
+    from sknce._data import SampledDataset
+
+    split = SampledDataset.split
+
+    def keep(self, fraction, rng):
+        labels = getattr(self.sampler, "y", None)
+        if labels is None or labels.dim() != 1:
+            return split(self, fraction, rng)
+        order = rng.permutation(self.rows)
+        n_valid = int(np.ceil(fraction * len(order)))
+        y = labels.cpu().numpy()[order]
+        by_class = np.argsort(y, kind="stable")
+        starts = np.searchsorted(y[by_class], y[by_class])
+        rank = np.empty(len(y), dtype=np.int64)
+        rank[by_class] = np.arange(len(y)) - starts
+        held = order[rank < np.bincount(y)[y] - 1][:n_valid]
+        return (
+            SampledDataset(self.sampler, np.setdiff1d(self.rows, held)),
+            SampledDataset(self.sampler, np.sort(held)),
+        )
+
+    SampledDataset.split = keep
+
+
+def patch_temper_seen(apply: bool, found: dict) -> None:
+    """Record in ``found["seen"]`` the temperature of the held-out rows of classes the
+    held-out fit trained on (``found["all"]``: of every held-out row); with ``apply``
+    the fit takes the former (this process)."""
+    from sknce import ConditionalNCEClassifier
+    from sknce._data import SampledDataset
+    from sknce._engine import HoldOut
+
+    class Parts(HoldOut):
+        def __init__(self, parts):
+            self.parts = parts
+
+        def __call__(self, dataset, y=None, **fit_params):
+            return self.parts
+
+    temperature = ConditionalNCEClassifier._held_out_temperature
+
+    def seen_temperature(self, dataset):
+        split = self.net_.train_split
+        labels = getattr(dataset, "sampler", None) and getattr(dataset.sampler, "y", None)
+        if labels is None or labels.dim() != 1 or not isinstance(split, HoldOut):
+            return temperature(self, dataset)
+        train, valid = split(dataset)
+        y = labels.cpu().numpy()
+        seen = np.zeros(y.max() + 1, dtype=bool)
+        seen[y[train.rows]] = True
+        kept = SampledDataset(dataset.sampler, valid.rows[seen[y[valid.rows]]])
+        found["all"] = temperature(self, dataset)
+        self.net_.train_split = Parts((train, kept))
+        try:
+            found["seen"] = temperature(self, dataset)
+        finally:
+            self.net_.train_split = split
+        return found["seen"] if apply else found["all"]
+
+    ConditionalNCEClassifier._held_out_temperature = seen_temperature
+
+
+def rescaled_ll(log_proba: np.ndarray, index: np.ndarray, temperatures: dict, other: str):
+    """The mean test log-likelihood of ``log_proba`` (at the fit's temperature) at
+    ``temperatures[other]`` instead, or None without it."""
+    if other not in temperatures:
+        return None
+    taken = temperatures["all" if other == "seen" else "seen"]
+    z = log_proba * (taken / temperatures[other])
+    z = z - z.max(1, keepdims=True)
+    z = z - np.log(np.exp(z).sum(1, keepdims=True))
+    return round(float(np.mean(z[np.arange(len(index)), index])), 4)
+
+
 def record_start_losses(losses: list) -> None:
     """Append each early stopping's held-out loss of the start (the prior) to ``losses``."""
     from sknce._callbacks import ChanceAwareEarlyStopping
@@ -405,6 +488,10 @@ def screen(args) -> dict:
         patch_ova(args.ova_kind, args.ova_weight, args.ova_top)
     if args.l2:
         patch_l2(args.l2)
+    if args.keep_classes:
+        patch_keep_classes()
+    temperatures: dict = {}
+    patch_temper_seen(args.temper_seen, temperatures)
     start_losses: list = []
     record_start_losses(start_losses)
     (X_train, y_train, X_test, y_test), pattern = load_task(args)
@@ -448,6 +535,13 @@ def screen(args) -> dict:
         "valid_tempered": [None if t is None else round(t, 4) for t in tempered],
         "valid_raw": [round(v, 4) for v in held_out],
         "temperature": round(clf.temperature_, 4),
+        # the test log-likelihood at the other temperature (of the held-out rows of
+        # the classes the held-out fit trained on, or of every held-out row with
+        # --temper-seen): the same predictions
+        "temperatures_all_seen": [round(temperatures.get(k, np.nan), 4) for k in ("all", "seen")],
+        "ll_other": rescaled_ll(
+            log_proba, index, temperatures, "all" if args.temper_seen else "seen"
+        ),
         "cpu_s": round(cpu, 1),
         "load": [round(load, 2), round(os.getloadavg()[0], 2)],
     }
@@ -482,6 +576,8 @@ def main(argv=None) -> None:
     parser.add_argument("--validation-fraction", type=float, default=None)
     parser.add_argument("--patience", type=int, default=None)
     parser.add_argument("--class-weight", choices=("balanced",), default=None)
+    parser.add_argument("--keep-classes", action="store_true")
+    parser.add_argument("--temper-seen", action="store_true")
     parser.add_argument("--tag", default="ben_s6_fewrows")
     args = parser.parse_args(argv)
     args.setting = (

@@ -1007,6 +1007,10 @@ class BaseNCE(BaseEstimator):
             patience=self.patience, load_best=True, chance=self._chance_loss()
         )
 
+    def _hold_out(self, seeds) -> HoldOut:
+        """The ``train_split`` of a fit that holds out validation examples."""
+        return HoldOut(self.validation_fraction, seeds)
+
     def _make_net(
         self, module, criterion, seeds, device, validation, callbacks, net_class, net_kwargs
     ):
@@ -1018,7 +1022,7 @@ class BaseNCE(BaseEstimator):
             optimizer=self._optimizer_class(),
             lr=self._fit_lr(),
             device=device,
-            train_split=HoldOut(self.validation_fraction, seeds) if validation else None,
+            train_split=self._hold_out(seeds) if validation else None,
             callbacks=callbacks,
             verbose=int(bool(self.verbose)),
             callbacks__print_log=EpochTable(),

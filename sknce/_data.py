@@ -355,15 +355,38 @@ class SampledDataset(Dataset):
         return len(self.rows)
 
     def split(
-        self, fraction: float, rng: np.random.Generator
+        self, fraction: float, rng: np.random.Generator, keep_classes: bool = False
     ) -> tuple[SampledDataset, SampledDataset]:
-        """A random ``ceil(fraction * n)`` of the rows for validation, the rest for training."""
+        """A random ``ceil(fraction * n)`` of the rows for validation, the rest for training.
+
+        With ``keep_classes``, the rows of the same random order that would leave their
+        class (the sampler's ``y``) no training row are held out last, after every row
+        whose class keeps one: the split is the plain one wherever that empties no
+        class, and holds out as many rows.
+        """
         order = rng.permutation(self.rows)
         n_valid = int(np.ceil(fraction * len(order)))
+        if keep_classes:
+            keeps = _keeps_a_row(self._labels()[order])
+            held = np.concatenate([order[keeps], order[~keeps]])[:n_valid]
+            return (
+                SampledDataset(self.sampler, np.setdiff1d(self.rows, held)),
+                SampledDataset(self.sampler, np.sort(held)),
+            )
         return (
             SampledDataset(self.sampler, np.sort(order[n_valid:])),
             SampledDataset(self.sampler, np.sort(order[:n_valid])),
         )
+
+    def _labels(self) -> np.ndarray:
+        """The class of each of the sampler's examples (its 1-D ``y``)."""
+        labels = getattr(self.sampler, "y", None)
+        if not isinstance(labels, torch.Tensor) or labels.dim() != 1:
+            raise TypeError(
+                f"keep_classes needs a sampler with one class per example (a 1-D tensor "
+                f"y); {type(self.sampler).__name__} has none."
+            )
+        return labels.cpu().numpy()
 
     def batches(
         self,
@@ -382,6 +405,17 @@ class SampledDataset(Dataset):
             rows, rng = shard_rows(rows, rng, *shard)
         for start in range(0, len(rows), batch_size):
             yield self.sampler(rows[start : start + batch_size], rng)
+
+
+def _keeps_a_row(labels: np.ndarray) -> np.ndarray:
+    """Whether each of ``labels`` (in order) is followed by another of its class: the
+    rows that can be held out, in this order, while their class keeps a row."""
+    by_class = np.argsort(labels, kind="stable")
+    sorted_labels = labels[by_class]
+    rank = np.empty(len(labels), dtype=np.int64)
+    rank[by_class] = np.arange(len(labels)) - np.searchsorted(sorted_labels, sorted_labels)
+    _, inverse, counts = np.unique(labels, return_inverse=True, return_counts=True)
+    return rank < counts[inverse] - 1
 
 
 def shard_rows(

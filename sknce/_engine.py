@@ -40,7 +40,7 @@ import torch
 from skorch import NeuralNet
 
 from sknce._checkpoints import checkpoint_saves, save_params_atomically
-from sknce._data import check_batch
+from sknce._data import SampledDataset, check_batch
 from sknce._random import Seeds
 from sknce._steps import AutogradStep, Miner, TrainStep
 from sknce._threads import raise_threads, step_work
@@ -177,14 +177,23 @@ class HoldOut:
         Share of the examples held out (``ceil(fraction * n)`` of them).
     seeds : Seeds
         The fit's streams; the split is drawn from ``seeds.numpy("split")``.
+    keep_classes : bool, default=False
+        Hold out no example whose class would keep none for training
+        (:meth:`~sknce._data.SampledDataset.split`; a chunk stream holds out its last
+        chunk whatever this says).
     """
 
-    def __init__(self, fraction: float, seeds: Seeds) -> None:
+    def __init__(self, fraction: float, seeds: Seeds, keep_classes: bool = False) -> None:
         self.fraction = fraction
         self.seeds = seeds
+        self.keep_classes = keep_classes
 
     def __call__(self, dataset, y=None, **fit_params):
-        train, valid = dataset.split(self.fraction, self.seeds.numpy("split"))
+        rng = self.seeds.numpy("split")
+        if self.keep_classes and isinstance(dataset, SampledDataset):
+            train, valid = dataset.split(self.fraction, rng, keep_classes=True)
+        else:
+            train, valid = dataset.split(self.fraction, rng)
         check_weighted_examples(train, held_out=True)
         return train, valid
 

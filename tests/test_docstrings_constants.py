@@ -127,6 +127,16 @@ _PLAN_STATED = {
         r"to (\d+)/3 times it between",
         lambda v: (3 * (1 + v),),
     ),
+    "LINEAR_FEWEST_ROWS": (
+        "hidden_layer_sizes",
+        r"at ([\d.]+) training rows per class or fewer \(none from ([\d.]+) rows\)",
+        lambda v: v,
+    ),
+    "LINEAR_FEWEST_WIDE": (
+        "hidden_layer_sizes",
+        r"on to (\d+)/3 times it\s+at",
+        lambda v: (3 * (1 + v),),
+    ),
     "LINEAR_STEEP_CLASSES": (
         "hidden_layer_sizes",
         r"twice that rate from ([\d,]+) to ([\d,]+) classes",

@@ -177,3 +177,68 @@ def test_lazy_adam_weight_decay_equals_adam_on_dense_gradients():
             param.grad = grad.clone()
             opt.step()
     torch.testing.assert_close(a, b)
+
+
+class _Labels:
+    """A sampler of the examples of classes ``y`` (a 1-D tensor, as ``LabelSampler``)."""
+
+    def __init__(self, y):
+        self.y = torch.as_tensor(y)
+
+    def __len__(self):
+        return len(self.y)
+
+
+def _brute_force_keep(order, labels, n_valid):
+    """The rows of ``order`` held out one by one, each only while its class keeps a
+    training row; then, short of ``n_valid``, the others in order."""
+    left = dict(zip(*np.unique(labels, return_counts=True)))
+    held, passed = [], []
+    for row in order:
+        if left[labels[row]] > 1:
+            left[labels[row]] -= 1
+            held.append(row)
+        else:
+            passed.append(row)
+    return sorted((held + passed)[:n_valid])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_split_keeping_classes_is_the_one_by_one_rule_and_the_plain_one_without_singletons(
+    seed,
+):
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, 40, size=90)  # classes of 0-7 rows, many of 1 or 2
+    dataset = SampledDataset(_Labels(labels))
+    for fraction in (0.1, 0.3, 0.6, 0.99):
+        train, valid = dataset.split(fraction, np.random.default_rng(seed), keep_classes=True)
+        order = np.random.default_rng(seed).permutation(90)
+        n_valid = int(np.ceil(fraction * 90))
+        assert list(valid.rows) == _brute_force_keep(order, labels, n_valid)
+        assert len(valid) == n_valid and sorted([*train.rows, *valid.rows]) == list(range(90))
+        if n_valid <= 90 - len(set(labels)):  # rows enough to hold out: every class keeps one
+            assert set(labels[train.rows]) == set(labels)
+    # with every class of two rows or more, a split that empties none is the plain one
+    labels = np.repeat(np.arange(10), 10)
+    dataset = SampledDataset(_Labels(labels))
+    plain = dataset.split(0.1, np.random.default_rng(seed))
+    kept = dataset.split(0.1, np.random.default_rng(seed), keep_classes=True)
+    assert set(labels[plain[0].rows]) == set(range(10))
+    for a, b in zip(plain, kept):
+        np.testing.assert_array_equal(a.rows, b.rows)
+
+
+def test_a_split_keeping_classes_of_one_row_each_holds_out_as_many_rows():
+    dataset = SampledDataset(_Labels(np.arange(20)))
+    train, valid = dataset.split(0.2, np.random.default_rng(0), keep_classes=True)
+    plain = dataset.split(0.2, np.random.default_rng(0))
+    assert len(valid) == 4 and list(valid.rows) == list(plain[1].rows)
+
+
+def test_a_split_keeping_classes_needs_one_class_per_example():
+    dataset = SampledDataset(_Sized(lambda rows, rng: None, 10))
+    with pytest.raises(TypeError, match="keep_classes needs a sampler with one class"):
+        dataset.split(0.2, np.random.default_rng(0), keep_classes=True)
+    sets = SampledDataset(_Labels(torch.zeros(10, 3)))  # a label indicator
+    with pytest.raises(TypeError, match="1-D tensor"):
+        sets.split(0.2, np.random.default_rng(0), keep_classes=True)

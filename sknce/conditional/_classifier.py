@@ -281,10 +281,13 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         ``plan_.margin``) and, with a few rows per class, on to twice that rate
         from 2,125 to 2,194 classes and, where larger (from about 2,860 classes), on
         the ramps to twice that rate between 2,500 and 3,000 classes and to 8/3 times
-        it between 2,750 and 3,000 classes; with 7.25 training rows per class or
-        fewer (none from 7.5) the loss adds 0.03 times a one-vs-all logistic term of
-        the label and its best rival class (``plan_.rival``, grown in with the
-        margin past 500 classes); where a per-example update of its
+        it between 2,750 and 3,000 classes, and past 2,750 classes on to 10/3 times it
+        at 1.87 training rows per class or fewer (none from 2.0 rows), where early
+        stopping holds out no example of a class it would leave without one
+        (``plan_.keep_classes``); with 7.25 training rows per class or fewer (none
+        from 7.5) the loss adds 0.03 times a one-vs-all logistic term of the label
+        and its best rival class (``plan_.rival``, grown in with the margin past 500
+        classes); where a per-example update of its
         ``n_classes`` scores costs
         at most 32 times the factored model's ``64 * (entries + 17)``, with
         ``entries`` the mean stored entries of a row (up to 4 times more below 10
@@ -1218,6 +1221,12 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
             for table in self.net_.module_.label_tables():
                 table.div_(temperature)
         self.temperature_ = temperature
+
+    def _hold_out(self, seeds) -> HoldOut:
+        """The base's hold-out, keeping every class a training example where the plan
+        says (``plan_.keep_classes``)."""
+        keep = self._classifier_plan.keep_classes
+        return HoldOut(self.validation_fraction, seeds, keep_classes=keep)
 
     def _held_out_temperature(self, dataset) -> float | None:
         """The temperature of the examples early stopping held out (None without them)."""

@@ -29,6 +29,7 @@ from sknce.conditional._plan import (
     bag_holds_out,
     linear_budget,
     linear_damping,
+    linear_fewest_rows,
     linear_fits,
     linear_margin,
     linear_rival,
@@ -330,11 +331,13 @@ def test_the_margin_is_adagrads_then_the_sgd_rate():
     few, many = plan_module.LINEAR_MARGIN_ROWS
     huge = 1e12
     assert linear_margin(0.0) == linear_margin(d0) == linear_margin(d0, 1.0) == low
-    # (well past LINEAR_WIDE_CLASSES too: 1 + LINEAR_WIDE times the rate of a few rows)
+    # (well past LINEAR_WIDE_CLASSES too: 1 + LINEAR_WIDE times the rate of a few rows,
+    # 1 + LINEAR_FEWEST_WIDE with the fewest)
     full = plan_module.LINEAR_WIDE
     for rows, wide in (
         (None, 0),
-        (1.0, full),
+        (1.0, plan_module.LINEAR_FEWEST_WIDE),
+        (2.0, full),
         (few, full),
         ((few + many) / 2, full / 2),
         (many, 0),
@@ -464,17 +467,18 @@ def test_the_wide_margin_is_round_7s_wherever_that_reaches_twice_the_rate():
     # round 7's plan (article K2950, K3000: the steep ramp's 24 lost there) wherever its
     # margin is twice the rate of a few rows (18) or more, larger than it nowhere else
     # than where the steep ramp is (round 6's up to LINEAR_STEEP_CLASSES[0] classes)
+    # (but with the fewest rows per class: linear_fewest_rows)
     lo = plan_module.LINEAR_STEEP_CLASSES[0]
     for k in np.arange(2, 20_001, 7).tolist() + list(range(2_850, 2_870)):
         damping = linear_damping(k)
         for rows in ROWS_SCREENED:
             before = _margin_round_7(damping, rows)
-            if before >= 18.0 or k <= lo:
+            if (before >= 18.0 or k <= lo) and not linear_fewest_rows(k, rows):
                 assert linear_margin(damping, rows) == before, (k, rows)
             else:
                 assert linear_margin(damping, rows) >= before, (k, rows)
     article = dict(n_features=ARTICLE_FEATURES, entries=ARTICLE_ENTRIES, n_samples=ARTICLE_ROWS)
-    for k, margin in ((2_867, 18.412), (2_941, 21.52), (2_995, 23.788), (5_639, 24.0)):
+    for k, margin in ((2_867, 18.412), (2_941, 21.52), (2_995, 23.788), (4_417, 24.0)):
         plan = resolve_plan(ConditionalNCEClassifier(), _facts(k, **article))
         assert plan.margin == _margin_round_7(plan.damping, ARTICLE_ROWS / k)
         assert plan.margin == pytest.approx(margin, abs=1e-3), k
@@ -500,7 +504,7 @@ def test_the_wide_margin_switches_in_with_the_classes_and_the_rows_per_class():
     # gain); then linear to twice the rate at its end (about 0.13 a class), twice it up to
     # where round 7's widening reaches it (2,857 classes), then round 7's: on to
     # 1 + LINEAR_WIDE times the rate at 3,000, and no further
-    for rows in (1.0, 1.6, 3.0, 4.2, few):
+    for rows in (2.0, 3.0, 4.2, few):
         assert _widening(2_000, rows) == pytest.approx(0.0, abs=1e-9)
         assert _widening(steep[0], rows) == pytest.approx(0.0, abs=1e-9)
         assert _widening(sum(steep) / 2, rows) == pytest.approx(0.5)
@@ -520,8 +524,9 @@ def test_the_wide_margin_switches_in_with_the_classes_and_the_rows_per_class():
         assert (before >= 1.0) == (k > switch)
     # the rows: in full with a few per class (one included: no guard), none from 7.5
     # (the rate's own rows factor), linear between
+    # (LINEAR_FEWEST_ROWS[1], 2, and more: below, the fewest rows widen it further)
     for k, w in ((hi, full), (4_000, full), (2_750, 1.0), (sum(steep) / 2, 0.5)):
-        for rows in (0.5, 1.0, 1.5, 2.0, few):
+        for rows in (0.5, 1.0, 1.5, 2.0, few) if k <= 2_750 else (2.0, 3.0, few):
             assert _widening(k, rows) == pytest.approx(w, abs=1e-9), (k, rows)
         assert _widening(k, (few + many) / 2) == pytest.approx(0.5 * w)
         assert _widening(k, many) == _widening(k, None) == pytest.approx(0.0, abs=1e-9)
@@ -529,7 +534,7 @@ def test_the_wide_margin_switches_in_with_the_classes_and_the_rows_per_class():
     # their number
     huge = linear_damping(10**6)
     rate = plan_module.LINEAR_SGD_LR
-    assert linear_margin(huge, 3.0) == linear_margin(huge, 1.0) == pytest.approx(8 / 3 * rate)
+    assert linear_margin(huge, 3.0) == linear_margin(huge, 2.0) == pytest.approx(8 / 3 * rate)
     assert linear_margin(huge, 3.0) == pytest.approx(24.0)
 
 
@@ -547,12 +552,112 @@ def test_the_wide_margin_is_continuous_and_grows_with_the_classes_at_fixed_rows(
         assert np.max(steps[~ramp]) < 0.1, rows
     # and by small steps in the rows per class at a fixed label count
     rows = np.linspace(0.5, 10.0, 1_901)  # steps of 0.005 rows per class
+    fewest = plan_module.LINEAR_FEWEST_ROWS
+    steep = (rows[1:] > fewest[0]) & (rows[:-1] < fewest[1])
     for k in (2_250, 2_750, 3_000, 4_000, 6_000):
         margins = np.array([linear_margin(linear_damping(k), r) for r in rows])
         # from 8/3 times the rate of a few rows (24) at 6.5 rows per class to the rate of
         # many (6) at 7.5 (LINEAR_MARGIN_ROWS): 0.09 a step, up to 0.12 where the rate's
-        # own ramp compounds it
-        assert np.max(np.abs(np.diff(margins))) < 0.13, k
+        # own ramp compounds it; from 30 at LINEAR_FEWEST_ROWS[0] rows to 24 at [1]: 0.2
+        steps = np.abs(np.diff(margins))
+        assert np.max(steps[~steep]) < 0.13, k
+        assert np.max(steps[steep]) <= 1.01 * 6.0 * 0.005 / (fewest[1] - fewest[0]), k
+
+
+def test_the_fewest_rows_per_class_switch_in_past_the_wider_classes_below_two_rows():
+    lo, hi = plan_module.LINEAR_FEWEST_ROWS
+    wider = plan_module.LINEAR_WIDER_CLASSES
+    assert (lo, hi, plan_module.LINEAR_FEWEST_WIDE) == (1.87, 2.0, pytest.approx(7 / 3))
+    for k in (2, 1_000, 2_125, 2_500, wider[0]):
+        for rows in ROWS_SCREENED:
+            assert linear_fewest_rows(k, rows) == 0.0, (k, rows)
+    for k in (wider[1], 4_000, 6_000, 10**5):
+        for rows in (None, hi, 2.5, 6.5, 7.5, 20.0):
+            assert linear_fewest_rows(k, rows) == 0.0, (k, rows)
+        for rows in (0.5, 1.0, 1.6, lo):
+            assert linear_fewest_rows(k, rows) == 1.0, (k, rows)
+        assert linear_fewest_rows(k, (lo + hi) / 2) == pytest.approx(0.5)
+    assert linear_fewest_rows(sum(wider) / 2, 1.0) == pytest.approx(0.5)
+
+
+def test_the_fewest_rows_leave_the_plan_as_it_was_wherever_they_are_not(monkeypatch):
+    # the margin without the fewest rows' widening (LINEAR_FEWEST_WIDE = LINEAR_WIDE) is
+    # the one before, bit for bit, wherever linear_fewest_rows is 0
+    rows_grid = ROWS_SCREENED + (1.8, 1.9, 1.95, 2.05, 2.3)
+    counts = np.arange(2, 20_001, 7).tolist() + list(range(2_740, 3_010, 3))
+    now = {(k, r): linear_margin(linear_damping(k), r) for k in counts for r in rows_grid}
+    monkeypatch.setattr(plan_module, "LINEAR_FEWEST_WIDE", plan_module.LINEAR_WIDE)
+    for (k, rows), margin in now.items():
+        before = linear_margin(linear_damping(k), rows)
+        if linear_fewest_rows(k, rows):
+            assert margin > before, (k, rows)
+        else:
+            assert margin == before, (k, rows)
+
+
+ARTICLE_FEWEST = (  # (classes, margin, keep_classes): article K2000-K6000
+    (1_999, 8.9922, False),
+    (2_995, 23.788, False),
+    (3_184, 23.9986, False),
+    (3_946, 23.9996, False),
+    (4_408, 23.9998, False),
+    (4_417, 23.9998, False),
+    (4_827, 29.9999, True),
+    (5_403, 29.9999, True),
+    (5_639, 29.9999, True),
+)
+
+
+@pytest.mark.parametrize("n_classes, margin, keep", ARTICLE_FEWEST)
+def test_the_plan_of_the_fewest_rows_on_article_chunks(n_classes, margin, keep):
+    facts = _facts(n_classes, ARTICLE_FEATURES, ARTICLE_ENTRIES, n_samples=ARTICLE_ROWS)
+    plan = resolve_plan(ConditionalNCEClassifier(), facts)
+    assert plan.regime == "linear" and plan.margin == pytest.approx(margin, abs=1e-4)
+    assert plan.keep_classes == keep
+    # an explicit rate: AdaGrad's margin, the plain hold-out
+    plan = resolve_plan(ConditionalNCEClassifier(lr=0.5), facts)
+    assert plan.margin == 1.0 and not plan.keep_classes
+
+
+@pytest.mark.parametrize("rows", [None, 2.0, 7.5, 12.0, 20.0])
+@pytest.mark.parametrize("n_classes", [3_000, 4_000, 6_000])
+def test_two_rows_per_class_or_more_keep_the_plain_hold_out(n_classes, rows):
+    facts = _facts(n_classes, 200_000, 5.0, n_samples=rows and int(rows * n_classes))
+    plan = resolve_plan(ConditionalNCEClassifier(), facts)
+    assert plan.regime == "linear"  # (a wide table of short rows: the linear model)
+    assert not plan.keep_classes
+    # and below two rows per class below 2,750 classes
+    plan = resolve_plan(ConditionalNCEClassifier(), _facts(2_700, 200_000, 5.0, n_samples=4_000))
+    assert plan.regime == "linear" and not plan.keep_classes
+
+
+def test_a_fit_of_the_fewest_rows_holds_out_keeping_its_classes(monkeypatch):
+    from sknce._data import SampledDataset
+
+    calls = []
+    split = SampledDataset.split
+
+    def spy(self, fraction, rng, keep_classes=False):
+        train, valid = split(self, fraction, rng, keep_classes)
+        calls.append((keep_classes, train, valid))
+        return train, valid
+
+    monkeypatch.setattr(SampledDataset, "split", spy)
+    rng = np.random.default_rng(0)
+    n_classes = 3_200
+    y = np.concatenate([np.arange(n_classes), rng.integers(0, n_classes, 1_800)])  # 1.56
+    X = sp.csr_matrix((np.ones(len(y)), (np.arange(len(y)), y % 500)), shape=(len(y), 600))
+    X = (X + sp.random(len(y), 600, density=0.01, random_state=0, format="csr")).tocsr()
+    clf = ConditionalNCEClassifier(max_epochs=3, random_state=0, n_jobs=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf.fit(X, y)
+    assert clf.plan_.keep_classes
+    assert clf.plan_.margin == pytest.approx(30.0, abs=0.01)
+    assert calls and all(keep for keep, _, _ in calls)
+    _, train, valid = calls[0]
+    assert len(valid) == math.ceil(0.1 * len(y))
+    assert set(y[train.rows]) == set(range(n_classes))  # every class keeps a row
 
 
 def test_a_larger_margin_than_adagrads_comes_only_with_an_update_mostly_sgds():
