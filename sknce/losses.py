@@ -779,20 +779,21 @@ class MarginSoftmaxLoss(SoftmaxLoss):
             raise ValueError(f"rival must be a finite number >= 0, got {rival!r}.")
 
     def compute_loss(self, scores: dict, targets: _data.Targets) -> torch.Tensor:
-        logits = scores["logits"]
-        if not (self.training and self.rival):
-            if self.training and self.margin:
-                shift = F.one_hot(targets.labels, logits.shape[1]).to(logits.dtype) * self.margin
-                scores = {**scores, "logits": logits - shift}
+        if not self.training:
             return super().compute_loss(scores, targets)
-        hot = F.one_hot(targets.labels, logits.shape[1]).to(torch.bool)
-        own = logits[hot]
-        best = logits.masked_fill(hot, -torch.inf).max(dim=1).values
-        loss = F.cross_entropy(
-            logits - hot.to(logits.dtype) * self.margin, targets.labels, reduction="none"
-        )
-        loss = loss + self.rival * (F.softplus(-own) + F.softplus(best))
-        return _reduce(loss, "mean", targets.sample_weight)
+        logits = scores["logits"]
+        hot = F.one_hot(targets.labels, logits.shape[1])
+        if self.margin:
+            scores = {**scores, "logits": logits - hot.to(logits.dtype) * self.margin}
+        loss = super().compute_loss(scores, targets)
+        if not self.rival:
+            return loss
+        # Both terms are means over the batch (weighted alike), so their sum is the
+        # mean of the per-example sums.
+        own = logits[hot.to(torch.bool)]
+        best = logits.masked_fill(hot.to(torch.bool), -torch.inf).max(dim=1).values
+        term = F.softplus(-own) + F.softplus(best)
+        return loss + self.rival * _reduce(term, "mean", targets.sample_weight)
 
 
 class KNegativeLoss(NCEObjective):
