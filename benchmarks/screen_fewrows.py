@@ -362,27 +362,17 @@ def patch_ova(kind: str, weight: float, top: int) -> None:
 
 
 def patch_keep_classes() -> None:
-    """The held-out split keeps at least one training row of every class (this process)."""
+    """The held-out split keeps at least one training row of every class (this process):
+    ``SampledDataset.split(..., keep_classes=True)`` wherever the sampler has one class
+    per row, as the plan's ``keep_classes`` asks."""
     from sknce._data import SampledDataset
 
     split = SampledDataset.split
 
-    def keep(self, fraction, rng):
+    def keep(self, fraction, rng, keep_classes=False):
         labels = getattr(self.sampler, "y", None)
-        if labels is None or labels.dim() != 1:
-            return split(self, fraction, rng)
-        order = rng.permutation(self.rows)
-        n_valid = int(np.ceil(fraction * len(order)))
-        y = labels.cpu().numpy()[order]
-        by_class = np.argsort(y, kind="stable")
-        starts = np.searchsorted(y[by_class], y[by_class])
-        rank = np.empty(len(y), dtype=np.int64)
-        rank[by_class] = np.arange(len(y)) - starts
-        held = order[rank < np.bincount(y)[y] - 1][:n_valid]
-        return (
-            SampledDataset(self.sampler, np.setdiff1d(self.rows, held)),
-            SampledDataset(self.sampler, np.sort(held)),
-        )
+        one_class = labels is not None and labels.dim() == 1
+        return split(self, fraction, rng, keep_classes=keep_classes or one_class)
 
     SampledDataset.split = keep
 
