@@ -47,10 +47,12 @@ def _ova_term(raw: float, positive: bool, kind: int) -> tuple[float, float]:
 @njit(nogil=True, cache=True, fastmath=True, error_model="numpy")
 def sgd_linear_softmax_ova(
     w_in, bias, w_sum, b_sum, indptr, indices, data, labels, weights,
-    lo, hi, lr, margin, eps, kind, ova_weight, top,
+    lo, hi, lr, margin, eps, kind, ova_weight, top, offset=0.0,
 ):  # fmt: skip
     """One step per example of the margin softmax plus ``ova_weight`` times the one-vs-all
-    term of ``kind`` over the label and the ``top`` best other classes; the summed loss."""
+    term of ``kind`` over the label and the ``top`` best other classes; the summed loss.
+    ``offset``: the logistic and hinge terms read the scores less ``offset`` (their
+    threshold between label and rival moved from 0 to ``offset``)."""
     n_classes = w_in.shape[1]
     z = np.zeros_like(w_in[0])
     typed = np.zeros_like(w_in[0, :1])
@@ -74,14 +76,14 @@ def sgd_linear_softmax_ova(
             rivals[t], rival_scores[t] = k, z[k]
         loss = _margin_softmax_gradient(z, label, margin, weight, typed)
         if kind < 2:
-            term, slope = _ova_term(own, True, kind)
+            term, slope = _ova_term(own - offset, True, kind)
             loss += ova_weight * term
             z[label] += weight * ova_weight * slope
         for t in range(top):
             if rivals[t] < 0:
                 continue
             if kind < 2:
-                term, slope = _ova_term(rival_scores[t], False, kind)
+                term, slope = _ova_term(rival_scores[t] - offset, False, kind)
             else:
                 term, slope = _ova_term(rival_scores[t] - own, False, 0)
                 z[label] -= weight * ova_weight * slope

@@ -48,6 +48,8 @@ edited):
 - ``--ova-kind {logistic,sqhinge,pair}``, ``--ova-weight B``, ``--ova-top C``: a
   one-vs-all term added to each example's margin softmax loss, ``B`` times, over its
   label and its ``C`` best other classes (``_fewrows_kernels.sgd_linear_softmax_ova``);
+- ``--ova-offset T``: that term's logistic or hinge reads the scores less ``T`` (the
+  threshold between label and rivals at ``T`` instead of 0);
 - ``--validation-fraction F``, ``--patience P``, ``--class-weight balanced``: the
   estimator's parameters;
 - ``--keep-classes``: the held-out fit's split leaves every class at least one training
@@ -344,7 +346,7 @@ def patch_l2(alpha: float) -> None:
     LinearSoftmaxStep.kernel = decayed
 
 
-def patch_ova(kind: str, weight: float, top: int) -> None:
+def patch_ova(kind: str, weight: float, top: int, offset: float = 0.0) -> None:
     """Train the linear model with a one-vs-all term added (this process)."""
     from _fewrows_kernels import sgd_linear_softmax_ova
 
@@ -355,7 +357,7 @@ def patch_ova(kind: str, weight: float, top: int) -> None:
     def kernel(self, net, state, lo, hi, lr):
         params, batch, eps = state
         return sgd_linear_softmax_ova(
-            *params, *batch, lo, hi, lr, self.margin, eps, code, weight, top
+            *params, *batch, lo, hi, lr, self.margin, eps, code, weight, top, offset
         )
 
     LinearSoftmaxStep.kernel = kernel
@@ -475,7 +477,7 @@ def screen(args) -> dict:
     if args.tail_average:
         patch_tail_average(args.tail_average)
     if args.ova_kind:
-        patch_ova(args.ova_kind, args.ova_weight, args.ova_top)
+        patch_ova(args.ova_kind, args.ova_weight, args.ova_top, args.ova_offset)
     if args.l2:
         patch_l2(args.l2)
     if args.keep_classes:
@@ -563,6 +565,7 @@ def main(argv=None) -> None:
     parser.add_argument("--ova-kind", choices=("logistic", "sqhinge", "pair"), default=None)
     parser.add_argument("--ova-weight", type=float, default=0.1)
     parser.add_argument("--ova-top", type=int, default=1)
+    parser.add_argument("--ova-offset", type=float, default=0.0)
     parser.add_argument("--validation-fraction", type=float, default=None)
     parser.add_argument("--patience", type=int, default=None)
     parser.add_argument("--class-weight", choices=("balanced",), default=None)
