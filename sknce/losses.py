@@ -754,9 +754,10 @@ class MarginSoftmaxLoss(SoftmaxLoss):
 
     With ``rival`` > 0, training adds :math:`r` times the one-vs-all logistic loss of
     the label and of its best rival :math:`c` (the highest other score, ties to the
-    first), :math:`\log(1 + e^{-s_y}) + \log(1 + e^{s_c})`, on the scores without the
-    margin: as a one-vs-rest classifier's, it pushes the label's score above 0 and the
-    nearest class's below, which a softmax (blind to a shift of every score) does not.
+    first), :math:`\log(1 + e^{t - s_y}) + \log(1 + e^{s_c - t})`, on the scores without
+    the margin: as a one-vs-rest classifier's, it pushes the label's score above the
+    ``rival_threshold`` :math:`t` and the nearest class's below, which a softmax (blind
+    to a shift of every score) does not.
 
     Parameters
     ----------
@@ -764,6 +765,8 @@ class MarginSoftmaxLoss(SoftmaxLoss):
         The margin :math:`m` (0: :class:`SoftmaxLoss`).
     rival : float, default=0.0
         The weight :math:`r` of the one-vs-all term (0: none); at least 0.
+    rival_threshold : float, default=0.0
+        The score :math:`t` at which that term gives even odds; finite.
 
     References
     ----------
@@ -771,12 +774,20 @@ class MarginSoftmaxLoss(SoftmaxLoss):
        Verification", IEEE Signal Processing Letters 25(7), 2018.
     """
 
-    def __init__(self, margin: float = 1.0, rival: float = 0.0) -> None:
+    def __init__(
+        self, margin: float = 1.0, rival: float = 0.0, rival_threshold: float = 0.0
+    ) -> None:
         super().__init__()
         self.margin = float(margin)
         self.rival = float(rival)
         if not (math.isfinite(self.rival) and self.rival >= 0.0):
             raise ValueError(f"rival must be a finite number >= 0, got {rival!r}.")
+        try:
+            self.rival_threshold = float(rival_threshold)
+        except (TypeError, ValueError):
+            self.rival_threshold = math.nan
+        if not math.isfinite(self.rival_threshold):
+            raise ValueError(f"rival_threshold must be a finite number, got {rival_threshold!r}.")
 
     def compute_loss(self, scores: dict, targets: _data.Targets) -> torch.Tensor:
         if not self.training:
@@ -792,7 +803,8 @@ class MarginSoftmaxLoss(SoftmaxLoss):
         # mean of the per-example sums.
         own = logits[hot.to(torch.bool)]
         best = logits.masked_fill(hot.to(torch.bool), -torch.inf).max(dim=1).values
-        term = F.softplus(-own) + F.softplus(best)
+        t = self.rival_threshold
+        term = F.softplus(t - own) + F.softplus(best - t)
         return loss + self.rival * _reduce(term, "mean", targets.sample_weight)
 
 

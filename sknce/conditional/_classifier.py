@@ -287,12 +287,13 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         (``plan_.keep_classes``); with 7.25 training rows per class or fewer (none
         from 7.5) the loss adds 0.03 times a one-vs-all logistic term of the label
         and its best rival class (``plan_.rival``, grown in with the margin past 500
-        classes); where a per-example update of its
-        ``n_classes`` scores costs
-        at most 32 times the factored model's ``64 * (entries + 17)``, with
-        ``entries`` the mean stored entries of a row (up to 4 times more below 10
-        training rows per class, as ``10 / rows_per_class``: the factored model
-        learns little from a few rows of a class); its table holds at most 2**27
+        classes; under 6 training rows per class its even odds move to the log prior
+        of a uniform label, ``plan_.rival_threshold``, in full from 5.5 rows); where a
+        per-example update of its ``n_classes`` scores costs at most 32 times the
+        factored model's ``64 * (entries + 17)``, with ``entries`` the mean stored
+        entries of a row (up to 4 times more below 10 training rows per class, as
+        ``10 / rows_per_class``: the factored model learns little from a few rows of
+        a class); its table holds at most 2**27
         numbers, past which the features share ``2**27 // n_classes`` rows
         (feature ``j`` row ``j`` modulo that, ``plan_.n_buckets``); otherwise the
         factored :class:`~sknce.nn.BagEncoder`, the weighted mean of the rows of
@@ -785,7 +786,9 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         """The compiled step of the plan (it applies on the CPU), else autograd's."""
         plan = self._classifier_plan
         if plan.kernel and plan.regime == "linear":
-            return LinearSoftmaxStep(plan.n_jobs, plan.optimizer, plan.margin, plan.rival)
+            return LinearSoftmaxStep(
+                plan.n_jobs, plan.optimizer, plan.margin, plan.rival, plan.rival_threshold
+            )
         if plan.kernel and plan.objective == "ova":
             return BagOneVsAllStep(plan.n_jobs)
         if plan.kernel:
@@ -886,7 +889,7 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         if plan.objective == "ova":
             return MultilabelOneVsAllLoss()
         if plan.objective == "softmax":
-            return MarginSoftmaxLoss(plan.margin, plan.rival)
+            return MarginSoftmaxLoss(plan.margin, plan.rival, plan.rival_threshold)
         objective = {"ranking": RankingNCELoss, "binary": BinaryNCELoss, "mle": SoftmaxLoss}
         criterion = objective[plan.objective]()
         if self.self_normalization > 0:

@@ -206,6 +206,8 @@ class LinearSoftmaxStep(KernelStep):
     rival : float, default=0.0
         The weight of the objective's one-vs-all term of the label and its best rival
         (``MarginSoftmaxLoss``'s ``rival``).
+    rival_threshold : float, default=0.0
+        That term's score of even odds (``MarginSoftmaxLoss``'s ``rival_threshold``).
     """
 
     def __init__(
@@ -214,11 +216,13 @@ class LinearSoftmaxStep(KernelStep):
         optimizer: type = RowAdagrad,
         margin: float = 0.0,
         rival: float = 0.0,
+        rival_threshold: float = 0.0,
     ) -> None:
         super().__init__(n_jobs)
         self.optimizer = optimizer
         self.margin = float(margin)
         self.rival = float(rival)
+        self.rival_threshold = float(rival_threshold)
 
     def runs(self, device, optimizer: type, options: dict) -> bool:
         """The engine's conditions; RowAdagrad's ``eps`` is the kernel's too."""
@@ -239,6 +243,7 @@ class LinearSoftmaxStep(KernelStep):
             and type(criterion) is MarginSoftmaxLoss
             and criterion.margin == self.margin
             and criterion.rival == self.rival
+            and criterion.rival_threshold == self.rival_threshold
         )
 
     def prepare(self, net, inputs: dict, targets: Targets) -> tuple:
@@ -269,4 +274,6 @@ class LinearSoftmaxStep(KernelStep):
 
     def kernel(self, net, state, lo: int, hi: int, lr: float) -> float:
         params, batch, eps = state
-        return sgd_linear_softmax(*params, *batch, lo, hi, lr, self.margin, eps, self.rival)
+        return sgd_linear_softmax(
+            *params, *batch, lo, hi, lr, self.margin, eps, self.rival, self.rival_threshold
+        )

@@ -523,6 +523,7 @@ def sgd_linear_softmax(
     margin: float,
     eps: float,
     rival: float = 0.0,
+    threshold: float = 0.0,
 ) -> float:
     """Apply one softmax step per example ``lo..hi-1`` in place; return the summed loss.
 
@@ -531,7 +532,8 @@ def sgd_linear_softmax(
     (the additive-margin softmax, Wang et al., 2018; 0: the log-likelihood) plus
     ``rival`` times the one-vs-all logistic loss of its label ``y`` and of its best
     other class ``c`` (the highest ``z_c``, ``c != y``, ties to the first),
-    ``softplus(-z_y) + softplus(z_c)`` on the scores without the margin (0: no term),
+    ``softplus(t - z_y) + softplus(z_c - t)`` on the scores without the margin (0: no
+    term; ``t`` the ``threshold`` between them),
     and its update ``-lr`` times the gradient of that loss, row by row with
     row-wise AdaGrad: a row's accumulator grows by the squared norm of its
     gradient and its step is divided by the accumulator's square root plus
@@ -556,6 +558,8 @@ def sgd_linear_softmax(
         AdaGrad's stabiliser.
     rival : float, default=0.0
         The weight of the one-vs-all term of the label and its best rival.
+    threshold : float, default=0.0
+        The score ``t`` of that term's even odds.
 
     Returns
     -------
@@ -581,8 +585,8 @@ def sgd_linear_softmax(
         loss = _margin_softmax_gradient(z, label, margin, weight, typed)
         if best >= 0:
             # the one-vs-all term: d softplus(-s) / ds = -sigmoid(-s)
-            own_loss, own_slope = _logistic(-own)
-            best_loss, best_slope = _logistic(best_score)
+            own_loss, own_slope = _logistic(-(own - threshold))
+            best_loss, best_slope = _logistic(best_score - threshold)
             loss += rival * (own_loss + best_loss)
             z[label] -= weight * rival * own_slope
             z[best] += weight * rival * best_slope

@@ -44,16 +44,17 @@ def _problem(n, seed=0, dtype=torch.float64):
     return scorer, X, idf, labels
 
 
-def _rival_term(logits, y):
-    """Brute force: ``softplus(-s_y) + softplus(s_c)``, ``c`` the first best other class."""
+def _rival_term(logits, y, threshold=0.0):
+    """Brute force: ``softplus(t - s_y) + softplus(s_c - t)``, ``c`` the first best other
+    class."""
     others = [k for k in range(N_CLASSES) if k != y]
     best = others[int(np.argmax(logits[0, others].detach().numpy()))]
-    return torch.nn.functional.softplus(-logits[0, y]) + torch.nn.functional.softplus(
-        logits[0, best]
+    return torch.nn.functional.softplus(threshold - logits[0, y]) + torch.nn.functional.softplus(
+        logits[0, best] - threshold
     )
 
 
-def _autograd_steps(scorer, optimizer, X, labels, margin, weights, rival=0.0):
+def _autograd_steps(scorer, optimizer, X, labels, margin, weights, rival=0.0, threshold=0.0):
     """One optimizer step per example in turn, by autograd; the summed weighted loss."""
     total = 0.0
     for i in range(X.shape[0]):
@@ -61,7 +62,7 @@ def _autograd_steps(scorer, optimizer, X, labels, margin, weights, rival=0.0):
         h, b = scorer.encode(csr_to_tensor(X[i : i + 1]).double())
         logits = scorer.score_range(h, b)
         y = torch.as_tensor(labels[i : i + 1])
-        term = _rival_term(logits, int(y[0]))
+        term = _rival_term(logits, int(y[0]), threshold)
         logits = logits - margin * torch.nn.functional.one_hot(y, N_CLASSES)
         loss = torch.nn.functional.cross_entropy(logits, y, reduction="sum") + rival * term
         if weights is not None:
@@ -72,7 +73,7 @@ def _autograd_steps(scorer, optimizer, X, labels, margin, weights, rival=0.0):
     return total
 
 
-def _kernel_steps(scorer, optimizer, X, idf, labels, margin, weights, rival=0.0):
+def _kernel_steps(scorer, optimizer, X, idf, labels, margin, weights, rival=0.0, threshold=0.0):
     adagrad = isinstance(optimizer, RowAdagrad)
     weight, bias = scorer.encoder.weight, scorer.label_bias
     # the weighted batch as the step prepares it: the encoder's own weighting
@@ -99,6 +100,7 @@ def _kernel_steps(scorer, optimizer, X, idf, labels, margin, weights, rival=0.0)
         margin,
         optimizer.param_groups[0].get("eps", 0.0),
         rival,
+        threshold,
     )
 
 
@@ -137,19 +139,24 @@ def test_the_linear_kernel_is_autograd_example_by_example(
     ids=["adagrad", "damped-adagrad", "sgd"],
 )
 @pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("threshold", [0.0, -2.5])
 def test_the_rival_term_of_the_kernel_is_autograd_example_by_example(
-    optimizer_class, options, weighted
+    optimizer_class, options, weighted, threshold
 ):
     """With the one-vs-all term of the label and its best rival: autograd's steps."""
     scorer, X, idf, labels = _problem(9, seed=3)
     weights = np.linspace(0.5, 2.0, 9) if weighted else None
     start = {k: v.clone() for k, v in scorer.state_dict().items()}
     optimizer = optimizer_class(scorer.parameters(), lr=0.4, **options)
-    expected_loss = _autograd_steps(scorer, optimizer, X, labels, 1.5, weights, rival=0.7)
+    expected_loss = _autograd_steps(
+        scorer, optimizer, X, labels, 1.5, weights, rival=0.7, threshold=threshold
+    )
     expected = {k: v.clone() for k, v in scorer.state_dict().items()}
     scorer.load_state_dict(start)
     optimizer = optimizer_class(scorer.parameters(), lr=0.4, **options)
-    loss = _kernel_steps(scorer, optimizer, X, idf, labels, 1.5, weights, rival=0.7)
+    loss = _kernel_steps(
+        scorer, optimizer, X, idf, labels, 1.5, weights, rival=0.7, threshold=threshold
+    )
     assert loss == pytest.approx(expected_loss, rel=1e-9)
     for name, value in scorer.state_dict().items():
         np.testing.assert_allclose(value.numpy(), expected[name].numpy(), rtol=1e-9, atol=1e-12)
@@ -161,9 +168,11 @@ def test_the_rival_term_of_the_kernel_is_autograd_example_by_example(
     assert not np.allclose(scorer.encoder.weight.detach().numpy(), expected["encoder.weight"])
 
 
-def test_the_rival_term_is_its_formula_and_the_loss_reads_it_in_training_only():
-    """The kernel's loss (nothing moves) and ``MarginSoftmaxLoss(rival=r)`` against
-    ``CE(s - m e_y) + r (log(1 + exp(-s_y)) + log(1 + exp(s_c)))``, written out in numpy."""
+@pytest.mark.parametrize("t", [0.0, -3.0, 1.5])
+def test_the_rival_term_is_its_formula_and_the_loss_reads_it_in_training_only(t):
+    """The kernel's loss (nothing moves) and ``MarginSoftmaxLoss(rival=r,
+    rival_threshold=t)`` against ``CE(s - m e_y) + r (log(1 + exp(t - s_y)) +
+    log(1 + exp(s_c - t)))``, written out in numpy."""
     scorer, X, idf, labels = _problem(6, seed=4)
     h, b = scorer.encode(torch.as_tensor(X.toarray(), dtype=torch.float64))
     logits = scorer.score_range(h, b).detach()
@@ -174,12 +183,13 @@ def test_the_rival_term_is_its_formula_and_the_loss_reads_it_in_training_only():
         shifted[y] -= 0.6
         ce = np.log(np.sum(np.exp(shifted))) - shifted[y]
         rival = max((v, -k) for k, v in enumerate(s[i]) if k != y)[0]
-        expected.append(ce + 0.25 * (np.log1p(np.exp(-s[i, y])) + np.log1p(np.exp(rival))))
+        term = np.log1p(np.exp(t - s[i, y])) + np.log1p(np.exp(rival - t))
+        expected.append(ce + 0.25 * term)
     weights = np.array([0.5, 1.0, 2.0, 1.5, 3.0, 1.0])
     optimizer = torch.optim.SGD(scorer.parameters(), lr=0.0)  # nothing moves
-    loss = _kernel_steps(scorer, optimizer, X, idf, labels, 0.6, weights, rival=0.25)
+    loss = _kernel_steps(scorer, optimizer, X, idf, labels, 0.6, weights, rival=0.25, threshold=t)
     assert loss == pytest.approx(float(np.dot(weights, expected)), rel=1e-10)
-    criterion = MarginSoftmaxLoss(0.6, rival=0.25).train()
+    criterion = MarginSoftmaxLoss(0.6, rival=0.25, rival_threshold=t).train()
     targets = {"labels": torch.as_tensor(labels)}
     assert float(criterion({"logits": logits}, targets)) == pytest.approx(
         float(np.mean(expected)), rel=1e-10
@@ -196,6 +206,12 @@ def test_the_rival_term_is_its_formula_and_the_loss_reads_it_in_training_only():
 def test_the_margin_loss_refuses_a_rival_weight_that_is_not_a_finite_non_negative(rival):
     with pytest.raises(ValueError, match="rival must be a finite number >= 0"):
         MarginSoftmaxLoss(1.0, rival=rival)
+
+
+@pytest.mark.parametrize("threshold", [math.nan, math.inf, -math.inf, "high", None])
+def test_the_margin_loss_refuses_a_rival_threshold_that_is_not_a_finite_number(threshold):
+    with pytest.raises(ValueError, match="rival_threshold must be a finite number, got"):
+        MarginSoftmaxLoss(1.0, rival=0.03, rival_threshold=threshold)
 
 
 def test_the_loss_of_the_kernel_is_the_weighted_margin_cross_entropy():

@@ -33,6 +33,7 @@ from sknce.conditional._plan import (
     linear_fits,
     linear_margin,
     linear_rival,
+    linear_rival_threshold,
     linear_sgd_rate,
     linear_threads,
     resolve_plan,
@@ -796,6 +797,57 @@ def test_the_rival_term_is_only_in_the_plans_of_a_few_rows_per_class():
         assert plan.rival == 0.0, params
 
 
+def test_the_rival_threshold_moves_to_the_log_prior_below_6_rows_per_class():
+    few, many = plan_module.LINEAR_RIVAL_THRESHOLD_ROWS
+    for k in (2, 500, 1_749, 5_639, 20_000):
+        prior = -math.log(k)
+        for rows in ROWS_SCREENED + (few, (few + many) / 2, many, 6.013):
+            threshold = linear_rival_threshold(k, rows)
+            if rows is None or rows >= many:
+                assert threshold == 0.0, (k, rows)  # even odds at 0, as before
+            elif rows <= few:
+                assert threshold == pytest.approx(prior, rel=1e-12), (k, rows)
+            else:
+                assert prior < threshold < 0.0, (k, rows)
+        # continuous at its switch points, linear in the rows between
+        assert linear_rival_threshold(k, (few + many) / 2) == pytest.approx(prior / 2)
+        assert linear_rival_threshold(k, many - 1e-9) == pytest.approx(0.0, abs=1e-6)
+        assert linear_rival_threshold(k, few + 1e-9) == pytest.approx(prior, rel=1e-6)
+
+
+def test_the_rival_threshold_is_only_in_the_plans_under_6_rows_per_class(monkeypatch):
+    # article chunks: from 6 rows per class up (K1500 at 6.013 rows and every K below,
+    # the 105-class task, the centre-word sweep, unknown rows) the plan is the one before
+    # the threshold to every field; under it, the log prior where the rival term is on
+    facts = dict(n_features=ARTICLE_FEATURES, entries=ARTICLE_ENTRIES, n_samples=ARTICLE_ROWS)
+    counts = np.arange(2, 6_001)
+    rows = ARTICLE_ROWS / counts
+    plans = [resolve_plan(ConditionalNCEClassifier(), _facts(k, **facts)) for k in counts]
+    thresholds = np.array([plan.rival_threshold for plan in plans])
+    rivals = np.array([plan.rival for plan in plans])
+    many = plan_module.LINEAR_RIVAL_THRESHOLD_ROWS[1]
+    assert np.all(thresholds[rows >= many] == 0.0) and np.all(thresholds[rows < many] < 0.0)
+    assert counts[thresholds < 0].min() == 1_503 and np.all(rivals[thresholds < 0] > 0)
+    full = (counts >= 1_639) & (counts <= 3_000)  # 5.5 rows or fewer: K1750-K3000
+    np.testing.assert_allclose(thresholds[full], -np.log(counts[full]), rtol=1e-12)
+    assert np.max(np.abs(np.diff(thresholds))) < 0.06  # no cliff in the plan
+    for fact in (
+        _facts(1_499, **facts),  # K1500: 6.013 rows per class
+        _facts(1_000, **facts),
+        _facts(105, ARTICLE_FEATURES, ARTICLE_ENTRIES, n_samples=9_100),
+        DataFacts(**CENTRE),
+        _facts(1_749, **{**facts, "n_samples": None}),
+    ):
+        plan = resolve_plan(ConditionalNCEClassifier(), fact)
+        with monkeypatch.context() as patch:
+            patch.setattr(plan_module, "linear_rival_threshold", lambda *args: 0.0)
+            assert resolve_plan(ConditionalNCEClassifier(), fact) == plan
+    # the user's objective, rate or optimizer: no term, no threshold
+    for params in ({"objective": "mle"}, {"lr": 1.0}, {"optimizer": torch.optim.SGD}):
+        plan = resolve_plan(ConditionalNCEClassifier(**params), _facts(1_749, **facts))
+        assert plan.rival == 0.0 == plan.rival_threshold, params
+
+
 def test_a_fit_of_a_few_rows_per_class_trains_the_plans_rival_term(monkeypatch):
     # 600 classes of 3 rows, the margin's classes moved down (300) as above: the step
     # and the objective carry the plan's weight; many rows per class carry none
@@ -805,11 +857,15 @@ def test_a_fit_of_a_few_rows_per_class_trains_the_plans_rival_term(monkeypatch):
     rival = est.plan_.rival
     assert 0.9 * plan_module.LINEAR_RIVAL < rival <= plan_module.LINEAR_RIVAL
     assert est.net_.step_.rival == rival == est.net_.criterion_.rival
+    threshold = est.plan_.rival_threshold
+    assert threshold == pytest.approx(-math.log(600))  # 3 rows per class
+    assert est.net_.step_.rival_threshold == threshold == est.net_.criterion_.rival_threshold
     texts, labels = _text(300)
     est = ConditionalNCEClassifier(random_state=0, max_epochs=2).fit(
         _counts(texts).transform(texts), labels
     )
     assert est.plan_.rival == 0.0 == est.net_.step_.rival == est.net_.criterion_.rival
+    assert est.plan_.rival_threshold == 0.0 == est.net_.criterion_.rival_threshold
 
 
 def test_the_linear_step_takes_the_threads_that_pay_at_most_n_jobs():
