@@ -203,9 +203,9 @@ LINEAR_RIVAL_ROWS = (7.25, 7.5)
 #: full at ``LINEAR_RIVAL_THRESHOLD_ROWS[0]`` rows or fewer
 #: (:func:`linear_rival_threshold`): the scores start at the log prior, so that at 0 the
 #: term pushes the label up but hardly its rival down (its slope there is
-#: ``1 / n_classes``); at the log prior it pushes both. On article chunks of 1,750-2,500
-#: classes (3.6-5.2 rows per class) this raised the log-likelihood on every seed screened
-#: and the accuracy on the seed means.
+#: ``1 / n_classes``); at the log prior it pushes both. On article chunks of 1,750-6,000
+#: classes (1.6-5.2 rows per class) this raised the log-likelihood on every seed screened
+#: and the accuracy on the seed means (the plan at 6 rows or more is the one before).
 LINEAR_RIVAL_THRESHOLD_ROWS = (5.5, 6.0)
 #: The fewest rows per class. With under 2 training rows per class many classes have
 #: one, and a random hold-out empties them: on article chunks of 4,800-5,600 classes
