@@ -1373,7 +1373,7 @@ def test_the_plan_is_the_one_before_from_6_rows_per_class(monkeypatch, n_classes
 
 
 def test_the_plan_of_article_k1750_takes_the_rate_and_power_of_fewer_rows():
-    facts = _facts(1_749, ARTICLE_FEATURES, ARTICLE_ENTRIES, n_samples=9_015)  # 5.15 rows
+    facts = _facts(1_749, ARTICLE_FEATURES, ARTICLE_ENTRIES, n_samples=ARTICLE_ROWS)  # 5.15 rows
     plan = resolve_plan(ConditionalNCEClassifier(), facts)
     assert plan.margin == pytest.approx(10.977, abs=1e-3)
     assert plan.idf_power == pytest.approx(0.90005, abs=1e-5)
