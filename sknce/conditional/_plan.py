@@ -773,14 +773,13 @@ def linear_idf_power(damping: float, rows_per_class: float | None = None) -> flo
 
     Parameters
     ----------
-    damping : float
-        :func:`linear_damping`.
-    rows_per_class : float or None, default=None
-        Training rows per class; ``None`` (unknown): many.
+    damping, rows_per_class : float
+        As :func:`linear_fewer_rows` reads them (``rows_per_class`` ``None``: many).
 
     Returns
     -------
     float
+        In ``[LINEAR_IDF_POWER_FEWER_ROWS, 1]``.
     """
     return float(
         1.0 - (1.0 - LINEAR_IDF_POWER_FEWER_ROWS) * linear_fewer_rows(damping, rows_per_class)
