@@ -96,6 +96,13 @@ _PLAN_STATED = {
     "LINEAR_FEW_ROWS_SCALE": ("hidden_layer_sizes", r"up to (\d+) times more below \d+"),
     "LINEAR_MARGIN": ("hidden_layer_sizes", r"additive margin of ([\d.]+)"),
     "LINEAR_SGD_LR_MANY_ROWS": ("lr", r"the rate falls to ([\d.]+) with many"),
+    "LINEAR_SGD_LR_FEWER_ROWS": ("lr", r"rises to ([\d.]+) with fewer than"),
+    "LINEAR_IDF_POWER_FEWER_ROWS": ("lr", r"falls to ([\d.]+),\s+``plan_.idf_power``"),
+    "LINEAR_FEWER_ROWS": (
+        "hidden_layer_sizes",
+        r"rising to [\d.]+ below ([\d.]+) rows per class, in full\s+from ([\d.]+),",
+        lambda v: (v[1], v[0]),
+    ),
     "LINEAR_MARGIN_CLASSES": ("hidden_layer_sizes", r"damping \(from ([\d,]+) classes,"),
     "LINEAR_MARGIN_RAMP": (
         "hidden_layer_sizes",

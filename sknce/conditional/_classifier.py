@@ -277,7 +277,9 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         growing with the update's damping (from 500 classes, half way at 5 times
         its damping there, 2 times with many rows per class) to the rate of its SGD
         update (``lr``: 9 up to 6.5 training rows per class, falling to 6 with no
-        fewer than 7.5 rows per class; :class:`~sknce.losses.MarginSoftmaxLoss`,
+        fewer than 7.5 rows per class, rising to 11 below 6 rows per class, in full
+        from 5.5, and back to 9 from 2,125 to 2,194 classes;
+        :class:`~sknce.losses.MarginSoftmaxLoss`,
         ``plan_.margin``) and, with a few rows per class, on to twice that rate
         from 2,125 to 2,194 classes and, where larger (from about 2,860 classes), on
         the ramps to twice that rate between 2,500 and 3,000 classes and to 8/3 times
@@ -425,7 +427,9 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         its accumulators (its ``eps``): AdaGrad with few classes, moving
         continuously to SGD at that rate with many (past 500 classes, as the margin
         grows in ``hidden_layer_sizes``, the rate falls to 6 with many training rows
-        per class); each decaying linearly to
+        per class and rises to 11 with fewer than 6, as the power of the inverse
+        document frequencies of ``bag="log1p-idf"`` falls to 0.9,
+        ``plan_.idf_power``); each decaying linearly to
         0.01% of it over ``max_epochs`` (fastText's and word2vec's schedule;
         ``partial_fit`` calls count as epochs; no decay with an ``LRScheduler``
         callback or a given ``lr``); else 1e-3.
@@ -532,7 +536,8 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         applied (see :meth:`continue_refusal`).
     idf_ : ndarray of shape (`n_features_in_`,) or None
         The smoothed inverse document frequencies of the training ``X`` where
-        the network reads it as ``bag="log1p-idf"``, else None.
+        the network reads it as ``bag="log1p-idf"`` (raised to ``plan_.idf_power``),
+        else None.
     cooccurrence_ : scipy.sparse.csr_matrix of shape (`n_features_in_`, n_labels) or None
         Multi-label only: the positive PMI of each feature and label over the training
         rows (the pairs found in at least two rows), which the scores add times
@@ -1034,14 +1039,19 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         )
 
     def _set_idf(self, X, frequencies: tuple[np.ndarray, int] | None = None) -> None:
-        """``idf_`` of the training ``X`` (or of ``(df, n_rows)`` summed over a stream),
-        where the plan's representation weighs by it; else None."""
-        if self._classifier_plan.bag != "log1p-idf":
+        """``idf_`` of the training ``X`` (or of ``(df, n_rows)`` summed over a stream)
+        raised to the plan's ``idf_power``, where its representation weighs by it; else
+        None."""
+        plan = self._classifier_plan
+        if plan.bag != "log1p-idf":
             self.idf_ = None
-        elif frequencies is not None:
+            return
+        if frequencies is not None:
             self.idf_ = idf_of_frequencies(*frequencies)
         else:
             self.idf_ = smooth_idf(X)
+        if plan.idf_power != 1.0:
+            self.idf_ = self.idf_**plan.idf_power
 
     def _continue_fit(self, data: _Labelled) -> _Labelled:
         self._continue_plan()

@@ -22,6 +22,7 @@ from sklearn.pipeline import make_pipeline
 
 import sknce.conditional._plan as plan_module
 from sknce import ConditionalNCEClassifier
+from sknce._bags import smooth_idf
 from sknce.conditional._kernel_step import BagRankingStep, LinearSoftmaxStep
 from sknce.conditional._plan import (
     DataFacts,
@@ -29,8 +30,10 @@ from sknce.conditional._plan import (
     bag_holds_out,
     linear_budget,
     linear_damping,
+    linear_fewer_rows,
     linear_fewest_rows,
     linear_fits,
+    linear_idf_power,
     linear_margin,
     linear_rival,
     linear_rival_threshold,
@@ -285,17 +288,26 @@ def test_the_damping_moves_the_update_from_adagrad_to_sgd_continuously():
     small, large = _first_rates(20)
     assert linear_damping(20) < 1e-3 and small > 50 * large
     # SGD where there are many: every step is about the SGD rate per unit gradient,
-    # LINEAR_SGD_LR with a few rows per class, LINEAR_SGD_LR_MANY_ROWS with many
+    # LINEAR_SGD_LR with a few rows per class (6-6.5), LINEAR_SGD_LR_FEWER_ROWS with
+    # fewer, LINEAR_SGD_LR_MANY_ROWS with many
+    fewer = plan_module.LINEAR_SGD_LR_FEWER_ROWS
     for n_classes in (1000, 2000):
-        for rows, rate in ((3.0, sgd_lr), (20.0, plan_module.LINEAR_SGD_LR_MANY_ROWS)):
+        for rows, rate in (
+            (6.0, sgd_lr),
+            (3.0, fewer),
+            (20.0, plan_module.LINEAR_SGD_LR_MANY_ROWS),
+        ):
             small, large = _first_rates(n_classes, rows=rows)
             assert small == pytest.approx(rate, rel=0.06) and large == pytest.approx(
                 rate, rel=0.06
             )
     # continuous across the whole range: neighbouring label counts, neighbouring rules
+    # (monotone at 6 rows per class; with fewer the SGD rate of fewer rows falls back to
+    # LINEAR_SGD_LR through LINEAR_STEEP_CLASSES)
     counts = np.arange(2, 3001)
-    rates = np.array([_first_rates(k) for k in counts])
-    assert np.all(np.abs(np.diff(np.log(rates), axis=0)) < 0.05)
+    for rows in (3.0, 6.0):
+        rates = np.array([_first_rates(k, rows=rows) for k in counts])
+        assert np.all(np.abs(np.diff(np.log(rates), axis=0)) < 0.05)
     assert np.all(np.diff(rates[:, 0]) < 0) and np.all(np.diff(rates[:, 1]) > 0)
     assert np.all(np.diff([linear_damping(k) for k in counts]) > 0)
 
@@ -376,6 +388,10 @@ def test_the_plan_is_the_one_before_where_it_was_measured_best_and_continuous():
     # it learned most
     before = np.array([_margin_before(p.damping, r) for p, r in zip(plans, rows)])
     wide = counts > plan_module.LINEAR_STEEP_CLASSES[0]
+    # (fewer than 6 rows per class: the rate of fewer rows, linear_fewer_rows)
+    fewer = np.array([linear_fewer_rows(p.damping, r) > 0 for p, r in zip(plans, rows)])
+    assert np.array_equal(fewer, (rows < 6.0) & (counts < plan_module.LINEAR_STEEP_CLASSES[1]))
+    wide |= fewer
     same = ((counts <= plan_module.LINEAR_MARGIN_CLASSES) | (rows <= 6.5)) & ~wide
     assert np.all(margins[same] == before[same]) and np.all(rates[same] == 9.0)
     assert np.all(margins[counts <= plan_module.LINEAR_MARGIN_CLASSES] == low)
@@ -385,7 +401,8 @@ def test_the_plan_is_the_one_before_where_it_was_measured_best_and_continuous():
     # larger again at the rate of a few rows (article K2150-K6000: both rose)
     assert np.all(margins[~same] > before[~same])
     slower = (counts > plan_module.LINEAR_MARGIN_CLASSES) & (rows > few)
-    assert np.all(rates[slower] < 9.0) and np.all(rates[~slower] == 9.0)
+    assert np.all(rates[slower] < 9.0) and np.all(rates[~slower & ~fewer] == 9.0)
+    assert np.all(rates[fewer] > 9.0)
     # no cliff: both change with the label count by small steps, and the margin grows
     # with it (down to 1.6 rows per class at 5,639 classes: no rows guard since early
     # stopping judges the prior start at a fitted temperature); its steepest steps are
@@ -405,12 +422,18 @@ def _margin_round_6(damping: float, rows: float | None) -> float:
     margin ``1 + (r - 1) s`` at the SGD rate ``r = 9 - 3 f m``, ``s = g + m (f - g)``,
     ``f`` and ``g`` the shares past 500 classes' damping over 1 and 4 times it, ``m``
     from 0 at 6.5 rows per class to 1 at 7.5 (unknown: 1)."""
+    fast, slow, many = _shares_round_6(damping, rows)
+    rate = 9.0 - (9.0 - 6.0) * (fast * many)
+    return float(1.0 + (rate - 1.0) * (slow + many * (fast - slow)))
+
+
+def _shares_round_6(damping: float, rows: float | None) -> tuple[float, float, float]:
+    """Round 6's ``f``, ``g`` and ``m`` (:func:`_margin_round_6`)."""
     d0 = linear_damping(500)
     fast, slow = (max(0.0, damping / d0 - 1.0) / ramp for ramp in (1.0, 4.0))
     fast, slow = fast / (1.0 + fast), slow / (1.0 + slow)
     many = float(np.clip((rows - 6.5) / 1.0, 0.0, 1.0)) if rows else 1.0
-    rate = 9.0 - (9.0 - 6.0) * (fast * many)
-    return float(1.0 + (rate - 1.0) * (slow + many * (fast - slow)))
+    return fast, slow, many
 
 
 def _margin_round_7(damping: float, rows: float | None) -> float:
@@ -433,7 +456,8 @@ def _widening(n_classes: int, rows: float | None) -> float:
     """The ``w`` of the margin's target ``r (1 + w)``, read back from the margin."""
     damping = linear_damping(n_classes)
     rate = linear_sgd_rate(damping, rows)
-    share = (_margin_round_6(damping, rows) - 1.0) / (rate - 1.0)
+    fast, slow, many = _shares_round_6(damping, rows)
+    share = slow + many * (fast - slow)
     target = 1.0 + (linear_margin(damping, rows) - 1.0) / share
     return target / rate - 1.0
 
@@ -449,14 +473,18 @@ def test_the_wide_margin_leaves_round_6s_plan_up_to_its_classes_and_with_many_ro
     for k in np.arange(2, 20_001, 7).tolist() + [lo, lo + 1]:
         damping = linear_damping(k)
         for rows in ROWS_SCREENED:
-            if k <= lo or rows is None or rows >= many:
+            if (k <= lo or rows is None or rows >= many) and not linear_fewer_rows(damping, rows):
                 assert linear_margin(damping, rows) == _margin_round_6(damping, rows), (k, rows)
             else:
                 assert linear_margin(damping, rows) >= _margin_round_6(damping, rows), (k, rows)
     # (the no-cliff range, 1,000-2,000 classes, among them)
     assert lo > 2_000
     article = dict(n_features=ARTICLE_FEATURES, entries=ARTICLE_ENTRIES, n_samples=ARTICLE_ROWS)
-    facts = [_facts(k, **article) for k in (1_000, 1_500, 1_999, 2_124)]  # K2000, K2125
+    # (K2000 and K2125, under 6 rows per class, at the rate of fewer rows: larger)
+    for k in (1_999, 2_124):
+        plan = resolve_plan(ConditionalNCEClassifier(), _facts(k, **article))
+        assert plan.margin > _margin_round_6(plan.damping, ARTICLE_ROWS / k) + 1.99
+    facts = [_facts(k, **article) for k in (1_000, 1_500)]
     facts += [_facts(5_000, n_samples=5_000 * rows) for rows in (many, 12.0, 20.0)]
     for fact in facts:
         plan = resolve_plan(ConditionalNCEClassifier(), fact)
@@ -474,7 +502,8 @@ def test_the_wide_margin_is_round_7s_wherever_that_reaches_twice_the_rate():
         damping = linear_damping(k)
         for rows in ROWS_SCREENED:
             before = _margin_round_7(damping, rows)
-            if (before >= 18.0 or k <= lo) and not linear_fewest_rows(k, rows):
+            fewer = linear_fewer_rows(damping, rows)
+            if (before >= 18.0 or k <= lo) and not linear_fewest_rows(k, rows) and not fewer:
                 assert linear_margin(damping, rows) == before, (k, rows)
             else:
                 assert linear_margin(damping, rows) >= before, (k, rows)
@@ -483,9 +512,10 @@ def test_the_wide_margin_is_round_7s_wherever_that_reaches_twice_the_rate():
         plan = resolve_plan(ConditionalNCEClassifier(), _facts(k, **article))
         assert plan.margin == _margin_round_7(plan.damping, ARTICLE_ROWS / k)
         assert plan.margin == pytest.approx(margin, abs=1e-3), k
-    # the steep ramp's own (article K2150-K2750): 12.12, 15.25, then 18 (17.99) up to
-    # round 7's 18 at about 2,857 classes
-    for k, margin in ((2_124, 8.9946), (2_149, 12.1234), (2_173, 15.2524), (2_198, 17.9906)):
+    # the steep ramp's own (article K2150-K2750): 13.88, 16.28 (the rate of fewer rows
+    # falling back to 9 through it), then 18 (17.99) up to round 7's 18 at about 2,857
+    # classes
+    for k, margin in ((2_124, 10.9929), (2_149, 13.88), (2_173, 16.2838), (2_198, 17.9906)):
         plan = resolve_plan(ConditionalNCEClassifier(), _facts(k, **article))
         assert plan.margin == pytest.approx(margin, abs=1e-4), k
     for k in (2_246, 2_374, 2_495, 2_622, 2_746, 2_850):
@@ -597,7 +627,7 @@ def test_the_fewest_rows_leave_the_plan_as_it_was_wherever_they_are_not(monkeypa
 
 
 ARTICLE_FEWEST = (  # (classes, margin, keep_classes): article K2000-K6000
-    (1_999, 8.9922, False),
+    (1_999, 10.9897, False),  # the rate of fewer rows (linear_fewer_rows)
     (2_995, 23.788, False),
     (3_184, 23.9986, False),
     (3_946, 23.9996, False),
@@ -728,8 +758,8 @@ def test_a_few_rows_per_class_learn_better_with_the_margin_of_the_sgd_update(mon
             scores.append(est.score(X_test, y_test))
         return est.plan_.margin, np.mean(scores)
 
-    margin, default = accuracy()
-    assert margin == pytest.approx(plan_module.LINEAR_SGD_LR, rel=0.06)
+    margin, default = accuracy()  # at the rate of fewer rows (linear_fewer_rows)
+    assert plan_module.LINEAR_SGD_LR < margin < plan_module.LINEAR_SGD_LR_FEWER_ROWS
     monkeypatch.setattr(plan_module, "linear_margin", lambda *args: plan_module.LINEAR_MARGIN)
     margin, before = accuracy()  # the rule before: a margin of 1 at every label count
     assert margin == plan_module.LINEAR_MARGIN
@@ -1329,3 +1359,92 @@ def test_a_bag_fit_within_patience_epochs_holds_out_nothing_and_trains_every_exa
     assert beyond.plan_.early_stopping and beyond.net_.train_split is not None
     assert "early_stopping" in dict(beyond.net_.callbacks_)
     assert "valid_loss" in beyond.history_[0]
+
+
+def test_the_rate_and_idf_power_of_fewer_rows_switch_in_below_6_rows_per_class():
+    lo, hi = plan_module.LINEAR_FEWER_ROWS
+    steep = plan_module.LINEAR_STEEP_CLASSES
+    rate, fewer_rate = plan_module.LINEAR_SGD_LR, plan_module.LINEAR_SGD_LR_FEWER_ROWS
+    power = plan_module.LINEAR_IDF_POWER_FEWER_ROWS
+    assert (lo, hi, fewer_rate, power) == (5.5, 6.0, 11.0, 0.9)
+    huge = linear_damping(1_900)  # the share past LINEAR_MARGIN_CLASSES: 0.9997
+    past = linear_fewer_rows(huge, 1.0)
+    assert 0.999 < past < 1.0
+    for k in np.arange(2, 20_001, 7).tolist() + [500, 501, steep[0], steep[1]]:
+        damping = linear_damping(k)
+        for rows in ROWS_SCREENED + (hi, hi + 1e-9, lo, (lo + hi) / 2, 6.013):
+            share = linear_fewer_rows(damping, rows)
+            if k <= plan_module.LINEAR_MARGIN_CLASSES or k >= steep[1] or not rows or rows >= hi:
+                # the plan before: exactly the rate and the frequencies as they were
+                assert share == 0.0, (k, rows)
+                assert linear_idf_power(damping, rows) == 1.0, (k, rows)
+                fast, _, many = _shares_round_6(damping, rows)
+                assert linear_sgd_rate(damping, rows) == 9.0 - (9.0 - 6.0) * (fast * many)
+            else:
+                assert 0.0 < share <= 1.0, (k, rows)
+                expected = rate + (fewer_rate - rate) * share
+                assert linear_sgd_rate(damping, rows) == pytest.approx(expected), (k, rows)
+            assert linear_idf_power(damping, rows) == pytest.approx(1.0 - (1.0 - power) * share)
+    # the switch points: in full at LINEAR_FEWER_ROWS[0] rows per class or fewer, half way
+    # between, none from LINEAR_FEWER_ROWS[1]; back to none through LINEAR_STEEP_CLASSES
+    assert linear_fewer_rows(huge, lo) == linear_fewer_rows(huge, 2.0) == past
+    assert linear_fewer_rows(huge, (lo + hi) / 2) == pytest.approx(past / 2)
+    assert linear_fewer_rows(huge, hi) == 0.0
+    middle = linear_damping(sum(steep) / 2)
+    assert linear_fewer_rows(middle, 3.0) == pytest.approx(0.5, abs=1e-3)
+    assert linear_sgd_rate(huge, lo) == pytest.approx(fewer_rate, abs=1e-2)
+    assert linear_idf_power(huge, lo) == pytest.approx(power, abs=1e-3)
+    # continuous: small steps in the rows per class and in the classes
+    rows = np.linspace(4.0, 7.0, 601)
+    for k in (1_000, 1_750, 2_150):
+        rates = [linear_sgd_rate(linear_damping(k), r) for r in rows]
+        powers = [linear_idf_power(linear_damping(k), r) for r in rows]
+        assert np.max(np.abs(np.diff(rates))) < 0.03 and np.max(np.abs(np.diff(powers))) < 2e-3
+    counts = np.arange(400, 3_000)
+    for r in (3.0, 5.0, 5.75):
+        rates = [linear_sgd_rate(linear_damping(k), r) for k in counts]
+        assert np.max(np.abs(np.diff(rates))) < 0.05, r
+
+
+@pytest.mark.parametrize(
+    "n_classes, n_samples",
+    [
+        (1_499, ARTICLE_ROWS),  # article K1500: 6.013 rows per class
+        (1_000, ARTICLE_ROWS),
+        (1_500, 9_000),  # 6.0 rows per class
+        (105, ARTICLE_ROWS),  # the 105-class task
+        (2_495, ARTICLE_ROWS),  # article K2500: the wide margin's classes
+        (3_000, 18_000),
+        (600, None),  # unknown: many
+    ],
+)
+def test_the_plan_is_the_one_before_from_6_rows_per_class(monkeypatch, n_classes, n_samples):
+    facts = _facts(n_classes, ARTICLE_FEATURES, ARTICLE_ENTRIES, n_samples=n_samples)
+    plan = resolve_plan(ConditionalNCEClassifier(), facts)
+    assert plan.idf_power == 1.0
+    # the rule of fewer rows switched off: the same plan, to the bit
+    monkeypatch.setattr(plan_module, "LINEAR_SGD_LR_FEWER_ROWS", plan_module.LINEAR_SGD_LR)
+    monkeypatch.setattr(plan_module, "LINEAR_IDF_POWER_FEWER_ROWS", 1.0)
+    assert resolve_plan(ConditionalNCEClassifier(), facts) == plan
+
+
+def test_the_plan_of_article_k1750_takes_the_rate_and_power_of_fewer_rows():
+    facts = _facts(1_749, ARTICLE_FEATURES, ARTICLE_ENTRIES, n_samples=ARTICLE_ROWS)  # 5.15 rows
+    plan = resolve_plan(ConditionalNCEClassifier(), facts)
+    assert plan.margin == pytest.approx(10.977, abs=1e-3)
+    assert plan.idf_power == pytest.approx(0.90005, abs=1e-5)
+    # not with the user's rate (no damped update)
+    assert resolve_plan(ConditionalNCEClassifier(lr=0.5), facts).idf_power == 1.0
+
+
+def test_a_fit_of_fewer_rows_weighs_by_the_idf_to_its_power(monkeypatch):
+    # 40 classes of 3 rows, the margin's classes moved down (5) so that they lie past them
+    monkeypatch.setattr(plan_module, "LINEAR_MARGIN_CLASSES", 5)
+    X, y = _sibling_parts(10, 4, seed=0)
+    est = ConditionalNCEClassifier(max_epochs=2, random_state=0).fit(X, y)
+    assert est.plan_.regime == "linear" and 0.9 <= est.plan_.idf_power < 0.95
+    assert np.array_equal(est.idf_, smooth_idf(sp.csr_matrix(X)) ** est.plan_.idf_power)
+    X_many, y_many = sp.vstack([X] * 3).tocsr(), np.tile(y, 3)  # 9 rows per class
+    many = ConditionalNCEClassifier(max_epochs=2, random_state=0).fit(X_many, y_many)
+    assert many.plan_.idf_power == 1.0
+    assert np.array_equal(many.idf_, smooth_idf(X_many))
