@@ -840,8 +840,8 @@ def linear_refit(n_classes: float, rows_per_class: float | None) -> float:
     """The share of the longer, two-seed refit of a few rows per class.
 
     ``c * r * (1 - q)``: ``c`` the classes' share of the way through
-    ``LINEAR_REFIT_CLASSES``, ``r`` from 0 at ``LINEAR_REFIT_ROWS[0][0]`` rows per class or fewer
-    to 1 at ``LINEAR_REFIT_ROWS[0][1]``, ``q`` from 0 at ``LINEAR_REFIT_ROWS[1][0]`` or
+    ``LINEAR_REFIT_CLASSES``, ``r`` from 0 at ``LINEAR_REFIT_ROWS[0][0]`` rows per class
+    or fewer to 1 at ``LINEAR_REFIT_ROWS[0][1]``, ``q`` from 0 at ``LINEAR_REFIT_ROWS[1][0]`` or
     fewer to 1 at ``LINEAR_REFIT_ROWS[1][1]`` or more (or unknown), linear in between.
     The refit then trains ``1 + LINEAR_REFIT_LONGER * share`` times the epochs the
     held-out fit chose (the plan's ``refit_epochs``), and its label tables take
@@ -851,8 +851,9 @@ def linear_refit(n_classes: float, rows_per_class: float | None) -> float:
     Parameters
     ----------
     n_classes : float
+        The label count.
     rows_per_class : float or None
-        Training rows per class; ``None`` (unknown): many.
+        Training rows per class; ``None`` (unknown): many, the refit as before.
 
     Returns
     -------
