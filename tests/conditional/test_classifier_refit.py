@@ -47,16 +47,18 @@ def test_the_refit_share_switches_at_its_rows_and_classes():
 def test_the_plan_is_the_one_before_from_six_rows_per_class(monkeypatch):
     # article chunks from 2 to 3,000 classes against the plans with the rule switched
     # off: the same plan, bit for bit, wherever it has 6 rows per class or more (K1500,
-    # 6.013 rows, K1000 and the 105-class task among them), and the two fields alone
-    # differ elsewhere
-    counts = list(range(2, 3_001, 3)) + [105, 1_499, 1_500, 1_502, 1_503]
+    # 6.013 rows, K1000 and the 105-class task among them) or 3.65 or fewer (K2500,
+    # 3.613, and on), and the two fields alone differ elsewhere
+    (off, _), (_, none) = plan_module.LINEAR_REFIT_ROWS
+    counts = list(range(2, 3_001, 3)) + [105, 1_499, 1_500, 1_502, 1_503, 2_469, 2_470, 2_495]
     plans = {k: _plan(k) for k in counts}
     monkeypatch.setattr(plan_module, "LINEAR_REFIT_LONGER", 0.0)
     monkeypatch.setattr(plan_module, "LINEAR_REFIT_MIX", 0.0)
     for k in counts:
         before = _plan(k)
         assert before.refit_epochs == 1.0 and before.refit_mix == 0.0
-        if ARTICLE["n_samples"] / k >= 6.0:
+        rows = ARTICLE["n_samples"] / k
+        if rows >= none or rows <= off:
             assert plans[k] == before, k
         else:
             assert replace(plans[k], refit_epochs=1.0, refit_mix=0.0) == before, k
