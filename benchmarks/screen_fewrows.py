@@ -59,6 +59,20 @@ edited):
 - ``--temper-seen``: the temperature is fitted on the held-out rows whose class has a
   row in the held-out fit's training split only (the split, the epochs and the early
   stopping are main's: the predictions are main's, only their scale changes).
+- ``--epoch-tolerance T``: the refit trains for the latest epoch of the held-out fit
+  whose raw held-out loss is within ``T`` (relative) of its best, instead of the best
+  (the held-out fit, its restored weights and its temperature are main's).
+- ``--continue-epochs N``: instead of a new network, the refit continues the held-out
+  fit's restored weights on every row for ``N`` epochs, its rate decaying from where a
+  schedule of ``chosen + N`` epochs is after ``chosen`` to ``END_LR`` (fresh RowAdagrad
+  sums: with the linear plan's damping they barely move the step); it costs ``N``
+  epochs instead of the refit's ``chosen``; with ``--continue-sums`` it starts from the
+  held-out fit's RowAdagrad sums of its last epoch (not of the epoch restored).
+- ``--refit-sweep E [E ...]``: a diagnostic, not a lever: before main's refit, refits of
+  exactly each ``E`` epochs are scored on the test set at the fitted temperature
+  (``sweep``: ``{E: [accuracy, log-likelihood]}``), what an epoch rule could reach with
+  the held-out fit's temperature; the line's own figures stay main's. Costs the sum of
+  the refits' epochs on top.
 
 Appends one JSON line (accuracy, test log-likelihood, the plan's margin, rate, buckets,
 epochs, the held-out loss of the prior start and of the first and best epochs of the fit
@@ -417,6 +431,74 @@ def patch_temper_seen(apply: bool, found: dict) -> None:
     ConditionalNCEClassifier._held_out_temperature = seen_temperature
 
 
+def patch_epoch_tolerance(tolerance: float) -> None:
+    """The refit's epochs: the latest held-out epoch within ``tolerance`` of the best
+    held-out loss (this process)."""
+    from sknce import ConditionalNCEClassifier
+
+    refit = ConditionalNCEClassifier._refit
+
+    def later(self, dataset, data, plan, epochs, starts=None):
+        losses = [row["valid_loss"] for row in self.history_ if "valid_loss" in row]
+        best = min(losses[:epochs])
+        near = [i + 1 for i, loss in enumerate(losses) if loss <= best + tolerance * abs(best)]
+        refit(self, dataset, data, plan, max(near), starts)
+
+    ConditionalNCEClassifier._refit = later
+
+
+def patch_continue(extra: int, sums: bool) -> None:
+    """The refit continues the held-out fit's restored weights for ``extra`` epochs
+    (this process)."""
+    import copy
+
+    from sknce import ConditionalNCEClassifier
+    from sknce.conditional._multilabel import RefitStart
+
+    refit = ConditionalNCEClassifier._refit
+
+    def continued(self, dataset, data, plan, epochs, starts=None):
+        state = copy.deepcopy(self.net_.module_.state_dict())
+        optimizer = copy.deepcopy(self.net_.optimizer_.state_dict()) if sums else None
+        start = RefitStart(epochs, epochs + extra, state, optimizer)
+        refit(self, dataset, data, plan, epochs + extra, lambda total: start)
+
+    ConditionalNCEClassifier._refit = continued
+
+
+def patch_refit_sweep(sweep: list, X_test, y_test, found: dict) -> None:
+    """Before the refit, refits of each of ``sweep`` epochs scored on ``(X_test,
+    y_test)`` at the fitted temperature into ``found`` (this process)."""
+    from scipy.special import log_softmax
+
+    from sknce import ConditionalNCEClassifier
+
+    refit = ConditionalNCEClassifier._refit
+    temperature = ConditionalNCEClassifier._held_out_temperature
+
+    def recorded(self, dataset):
+        found["temperature"] = temperature(self, dataset)
+        return found["temperature"]
+
+    def swept(self, dataset, data, plan, epochs, starts=None):
+        selection = self.net_
+        index = np.searchsorted(self.classes_, y_test)
+        for count in sweep:
+            self.net_ = selection
+            refit(self, dataset, data, plan, count, starts)
+            z = log_softmax(self.predict_log_proba(X_test) / found["temperature"], axis=1)
+            acc = float(np.mean(np.argmax(z, 1) == index))
+            found[count] = [
+                round(acc, 4),
+                round(float(np.mean(z[np.arange(len(index)), index])), 4),
+            ]
+        self.net_ = selection
+        refit(self, dataset, data, plan, epochs, starts)
+
+    ConditionalNCEClassifier._held_out_temperature = recorded
+    ConditionalNCEClassifier._refit = swept
+
+
 def rescaled_ll(log_proba: np.ndarray, index: np.ndarray, temperatures: dict, other: str):
     """The mean test log-likelihood of ``log_proba`` (at the fit's temperature) at
     ``temperatures[other]`` instead, or None without it."""
@@ -482,6 +564,10 @@ def screen(args) -> dict:
         patch_l2(args.l2)
     if args.keep_classes:
         patch_keep_classes()
+    if args.epoch_tolerance:
+        patch_epoch_tolerance(args.epoch_tolerance)
+    if args.continue_epochs:
+        patch_continue(args.continue_epochs, args.continue_sums)
     temperatures: dict = {}
     patch_temper_seen(args.temper_seen, temperatures)
     start_losses: list = []
@@ -491,6 +577,9 @@ def screen(args) -> dict:
     vectorizer = CountVectorizer(**options)
     Xtr, Xte = vectorizer.fit_transform(X_train), None
     Xte = vectorizer.transform(X_test)
+    swept: dict = {}
+    if args.refit_sweep:
+        patch_refit_sweep(args.refit_sweep, Xte, y_test, swept)
     options = {
         name: getattr(args, name)
         for name in ("validation_fraction", "patience", "class_weight")
@@ -536,6 +625,7 @@ def screen(args) -> dict:
         ),
         "cpu_s": round(cpu, 1),
         "load": [round(load, 2), round(os.getloadavg()[0], 2)],
+        **({"sweep": {c: swept[c] for c in args.refit_sweep}} if args.refit_sweep else {}),
     }
 
 
@@ -571,6 +661,10 @@ def main(argv=None) -> None:
     parser.add_argument("--class-weight", choices=("balanced",), default=None)
     parser.add_argument("--keep-classes", action="store_true")
     parser.add_argument("--temper-seen", action="store_true")
+    parser.add_argument("--epoch-tolerance", type=float, default=0.0)
+    parser.add_argument("--continue-epochs", type=int, default=0)
+    parser.add_argument("--continue-sums", action="store_true")
+    parser.add_argument("--refit-sweep", type=int, nargs="+", default=None)
     parser.add_argument("--tag", default="ben_s6_fewrows")
     args = parser.parse_args(argv)
     args.setting = (

@@ -166,6 +166,23 @@ _PLAN_STATED = {
     "LINEAR_DAMPING_CLASSES": ("lr", r"damping ``\(n_classes / ([\d,]+)\) \*\* \d+``"),
     "LINEAR_DAMPING_POWER": ("lr", r"damping ``\(n_classes / [\d,]+\) \*\* (\d+)``"),
     "LINEAR_THREAD_WORK": ("n_jobs", r"one thread per ([\d,]+) multiply-adds"),
+    "LINEAR_REFIT_ROWS": (
+        "early_stopping",
+        r"from ([\d.]+) to ([\d.]+) training rows per class \(none at ([\d.]+) or fewer or"
+        r" from ([\d.]+),",
+        lambda v: (v[0][1], v[1][0], v[0][0], v[1][1]),
+    ),
+    "LINEAR_REFIT_CLASSES": (
+        "early_stopping",
+        r"from ([\d,]+) classes \(none up to ([\d,]+), linear",
+        lambda v: (v[1], v[0]),
+    ),
+    "LINEAR_REFIT_LONGER": (
+        "early_stopping",
+        r"it trains ([\d.]+) times those epochs",
+        lambda v: (1.0 + v,),
+    ),
+    "LINEAR_REFIT_MIX": ("early_stopping", r"take ([\d.]+) of those of a second refit"),
 }
 
 
