@@ -155,12 +155,6 @@ _PLAN_STATED = {
         r"with ([\d.]+) training rows per class or\s+fewer \(none from ([\d.]+)\)",
         lambda v: v,
     ),
-    "LINEAR_RIVAL_THRESHOLD_ROWS": (
-        "hidden_layer_sizes",
-        r"under ([\d.]+) training rows per class its even odds move to the log prior of a "
-        r"uniform label, ``plan_.rival_threshold``, in full from ([\d.]+) rows",
-        lambda v: v[::-1],
-    ),
     "SPARSE_RATIO": ("sparse_embeddings", r"at least (\d+) times as many rows"),
     "LINEAR_SGD_LR": ("lr", r"plus ([\d.]+) times the damping"),
     "LINEAR_DAMPING_CLASSES": ("lr", r"damping ``\(n_classes / ([\d,]+)\) \*\* \d+``"),

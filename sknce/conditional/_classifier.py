@@ -293,8 +293,8 @@ class ConditionalNCEClassifier(ClassifierMixin, BaseNCE):
         (``plan_.keep_classes``); with 7.25 training rows per class or fewer (none
         from 7.5) the loss adds 0.03 times a one-vs-all logistic term of the label
         and its best rival class (``plan_.rival``, grown in with the margin past 500
-        classes; under 6 training rows per class its even odds move to the log prior
-        of a uniform label, ``plan_.rival_threshold``, in full from 5.5 rows); where a
+        classes, with its even odds at the log prior of a uniform label,
+        ``plan_.rival_threshold``); where a
         per-example update of its ``n_classes`` scores costs at most 32 times the
         factored model's ``64 * (entries + 17)``, with ``entries`` the mean stored
         entries of a row (up to 4 times more below 10 training rows per class, as

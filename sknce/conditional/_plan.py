@@ -213,18 +213,15 @@ LINEAR_STEEP_CLASSES = (2_125, 2_194)
 #: ``LINEAR_MARGIN_CLASSES`` classes. On article chunks of 1,250-2,000 classes (4.5-7.2
 #: rows per class), where the errors are mostly the neighbouring run of the same article,
 #: a weight of 0.03 raised the accuracy and the log-likelihood on every seed screened;
-#: 0.1 and more, a squared hinge or a pairwise term lost log-likelihood.
+#: 0.1 and more, a squared hinge or a pairwise term lost log-likelihood. Wherever the
+#: term applies its even odds are at the log prior of a uniform label,
+#: ``-log(n_classes)`` (:func:`linear_rival_threshold`), where the scores start: at 0
+#: the term pushes the label up but hardly its rival down (its slope there is
+#: ``1 / n_classes``); at the log prior it pushes both. On article chunks of 1,250-6,000
+#: classes (1.6-7.2 rows per class) this raised the log-likelihood on every seed
+#: screened and the accuracy on the seed means.
 LINEAR_RIVAL = 0.03
 LINEAR_RIVAL_ROWS = (7.25, 7.5)
-#: Below ``LINEAR_RIVAL_THRESHOLD_ROWS[1]`` rows per class the rival term's even odds move
-#: from a score of 0 towards the log prior of a uniform label, ``-log(n_classes)``, in
-#: full at ``LINEAR_RIVAL_THRESHOLD_ROWS[0]`` rows or fewer
-#: (:func:`linear_rival_threshold`): the scores start at the log prior, so that at 0 the
-#: term pushes the label up but hardly its rival down (its slope there is
-#: ``1 / n_classes``); at the log prior it pushes both. On article chunks of 1,750-6,000
-#: classes (1.6-5.2 rows per class) this raised the log-likelihood on every seed screened
-#: and the accuracy on the seed means (the plan at 6 rows or more is the one before).
-LINEAR_RIVAL_THRESHOLD_ROWS = (5.5, 6.0)
 #: The fewest rows per class. With under 2 training rows per class many classes have
 #: one, and a random hold-out empties them: on article chunks of 4,800-5,600 classes
 #: (1.6-1.9 rows per class) a fifth to a third of the held-out rows are of a class the
@@ -939,27 +936,22 @@ def linear_rival(damping: float, rows_per_class: float | None = None) -> float:
     return float(LINEAR_RIVAL * _past_margin_classes(damping) * (1.0 - many))
 
 
-def linear_rival_threshold(n_classes: int, rows_per_class: float | None) -> float:
+def linear_rival_threshold(n_classes: int) -> float:
     """The score of even odds of the linear softmax's one-vs-all term (:func:`linear_rival`).
 
-    ``-log(n_classes) * (1 - q)``: the log prior of a uniform label, where the scores
-    start, times ``1 - q``, ``q`` from 0 at ``LINEAR_RIVAL_THRESHOLD_ROWS[0]`` rows per
-    class or fewer to 1 at ``LINEAR_RIVAL_THRESHOLD_ROWS[1]`` or more (or unknown),
-    linear in between: 0 (even odds at a score of 0) from 6 rows per class.
+    ``-log(n_classes)``: the log prior of a uniform label, where the scores start. The
+    plan takes it wherever that term's weight is above 0 (0 elsewhere: the term is off).
 
     Parameters
     ----------
     n_classes : int
-    rows_per_class : float or None
-        Training rows per class; ``None`` (unknown): many.
 
     Returns
     -------
     float
         :class:`~sknce.losses.MarginSoftmaxLoss`'s ``rival_threshold``; at most 0.
     """
-    many = _ramp(rows_per_class, LINEAR_RIVAL_THRESHOLD_ROWS) if rows_per_class else 1.0
-    return float(-np.log(n_classes) * (1.0 - many)) if many < 1.0 else 0.0
+    return float(-np.log(n_classes))
 
 
 def linear_refit(n_classes: float, rows_per_class: float | None) -> float:
@@ -1133,7 +1125,7 @@ def resolve_plan(
             margin = linear_margin(damping, rows_per_class)
             rival = linear_rival(damping, rows_per_class)
             if rival:
-                rival_threshold = linear_rival_threshold(n_classes, rows_per_class)
+                rival_threshold = linear_rival_threshold(n_classes)
             keep_classes = bool(damping) and linear_fewest_rows(n_classes, rows_per_class) > 0
             refit_share = linear_refit(n_classes, rows_per_class) if damping else 0.0
         if kernel:

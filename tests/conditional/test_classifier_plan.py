@@ -827,51 +827,60 @@ def test_the_rival_term_is_only_in_the_plans_of_a_few_rows_per_class():
         assert plan.rival == 0.0, params
 
 
-def test_the_rival_threshold_moves_to_the_log_prior_below_6_rows_per_class():
-    few, many = plan_module.LINEAR_RIVAL_THRESHOLD_ROWS
-    for k in (2, 500, 1_749, 5_639, 20_000):
-        prior = -math.log(k)
-        for rows in ROWS_SCREENED + (few, (few + many) / 2, many, 6.013):
-            threshold = linear_rival_threshold(k, rows)
-            if rows is None or rows >= many:
-                assert threshold == 0.0, (k, rows)  # even odds at 0, as before
-            elif rows <= few:
-                assert threshold == pytest.approx(prior, rel=1e-12), (k, rows)
-            else:
-                assert prior < threshold < 0.0, (k, rows)
-        # continuous at its switch points, linear in the rows between
-        assert linear_rival_threshold(k, (few + many) / 2) == pytest.approx(prior / 2)
-        assert linear_rival_threshold(k, many - 1e-9) == pytest.approx(0.0, abs=1e-6)
-        assert linear_rival_threshold(k, few + 1e-9) == pytest.approx(prior, rel=1e-6)
+def test_the_rival_threshold_is_the_log_prior_of_a_uniform_label():
+    for k in (1, 2, 500, 501, 1_249, 1_499, 5_639, 20_000):
+        threshold = linear_rival_threshold(k)
+        assert isinstance(threshold, float) and threshold <= 0.0
+        assert threshold == pytest.approx(-math.log(k), rel=1e-12, abs=1e-15)
 
 
-def test_the_rival_threshold_is_only_in_the_plans_under_6_rows_per_class(monkeypatch):
-    # article chunks: from 6 rows per class up (K1500 at 6.013 rows and every K below,
-    # the 105-class task, the centre-word sweep, unknown rows) the plan is the one before
-    # the threshold to every field; under it, the log prior where the rival term is on
+def test_the_rival_threshold_is_in_the_plans_wherever_the_rival_term_applies(monkeypatch):
+    # article chunks: the log prior wherever the rival term is on (from 1,202 classes,
+    # under 7.5 rows per class: K1250 and K1500 now carry it), and the plan before the
+    # threshold to every field wherever it is off
     facts = dict(n_features=ARTICLE_FEATURES, entries=ARTICLE_ENTRIES, n_samples=ARTICLE_ROWS)
     counts = np.arange(2, 6_001)
-    rows = ARTICLE_ROWS / counts
     plans = [resolve_plan(ConditionalNCEClassifier(), _facts(k, **facts)) for k in counts]
     thresholds = np.array([plan.rival_threshold for plan in plans])
     rivals = np.array([plan.rival for plan in plans])
-    many = plan_module.LINEAR_RIVAL_THRESHOLD_ROWS[1]
-    assert np.all(thresholds[rows >= many] == 0.0) and np.all(thresholds[rows < many] < 0.0)
-    assert counts[thresholds < 0].min() == 1_503 and np.all(rivals[thresholds < 0] > 0)
-    full = (counts >= 1_639) & (counts <= 3_000)  # 5.5 rows or fewer: K1750-K3000
-    np.testing.assert_allclose(thresholds[full], -np.log(counts[full]), rtol=1e-12)
-    assert np.max(np.abs(np.diff(thresholds))) < 0.06  # no cliff in the plan
-    for fact in (
-        _facts(1_499, **facts),  # K1500: 6.013 rows per class
-        _facts(1_000, **facts),
-        _facts(105, ARTICLE_FEATURES, ARTICLE_ENTRIES, n_samples=9_100),
-        DataFacts(**CENTRE),
-        _facts(1_749, **{**facts, "n_samples": None}),
+    on = rivals > 0
+    np.testing.assert_allclose(thresholds[on], -np.log(counts[on]), rtol=1e-12)
+    assert np.all(thresholds[~on] == 0.0)
+    assert counts[on].min() == 1_202 and np.all(on[counts >= 1_202])
+    # the term's weight ramps to 0 at 7.5 rows, so the loss has no cliff there
+    assert np.max(np.abs(np.diff(rivals * thresholds))) < 0.01
+    # the switch points: 7.25 / 7.5 rows per class, 500 / 501 classes
+    for k, rows, carried in (
+        (2_000, 7.5, False),
+        (2_000, 7.49, True),
+        (2_000, 7.25, True),
+        (500, 2.0, False),
+        (501, 2.0, True),
     ):
+        fact = _facts(k, ARTICLE_FEATURES, ARTICLE_ENTRIES, n_samples=round(k * rows))
         plan = resolve_plan(ConditionalNCEClassifier(), fact)
+        threshold = -math.log(k) if carried else 0.0
+        assert (plan.rival > 0) is carried and plan.rival_threshold == threshold, (k, rows)
+    before = {}
+    for name, fact in {
+        "K1250": _facts(1_249, **facts),  # 7.217 rows per class
+        "K1500": _facts(1_499, **facts),  # 6.013 rows per class
+        "K1188": _facts(1_187, **facts),  # 7.594 rows per class
+        "K1000": _facts(1_000, **facts),
+        "500 classes, 2 rows": _facts(500, ARTICLE_FEATURES, ARTICLE_ENTRIES, n_samples=1_000),
+        "105 classes": _facts(105, ARTICLE_FEATURES, ARTICLE_ENTRIES, n_samples=9_100),
+        "centre words": DataFacts(**CENTRE),
+        "unknown rows": _facts(1_749, **{**facts, "n_samples": None}),
+    }.items():
         with monkeypatch.context() as patch:
             patch.setattr(plan_module, "linear_rival_threshold", lambda *args: 0.0)
-            assert resolve_plan(ConditionalNCEClassifier(), fact) == plan
+            before[name] = resolve_plan(ConditionalNCEClassifier(), fact)
+        plan = resolve_plan(ConditionalNCEClassifier(), fact)
+        if name in ("K1250", "K1500"):
+            assert plan.rival_threshold == -math.log(fact.n_classes)
+            assert plan == replace(before[name], rival_threshold=plan.rival_threshold)
+        else:
+            assert plan == before[name], name  # main's plan, bit for bit
     # the user's objective, rate or optimizer: no term, no threshold
     for params in ({"objective": "mle"}, {"lr": 1.0}, {"optimizer": torch.optim.SGD}):
         plan = resolve_plan(ConditionalNCEClassifier(**params), _facts(1_749, **facts))
