@@ -945,6 +945,7 @@ def linear_rival_threshold(n_classes: int) -> float:
     Parameters
     ----------
     n_classes : int
+        The label count.
 
     Returns
     -------
