@@ -104,6 +104,9 @@ def main(out: Path) -> None:
     with contextlib.redirect_stdout(printed):
         exec(compile(guide_script(), str(GUIDE), "exec"), {"__name__": "__main__"})
     (out / f"guide-{rank}.txt").write_text(printed.getvalue())
+    # A process group left alive at exit can abort it (gloo's threads outlive Python);
+    # the guide's script ends it, and this ends it whatever the script does.
+    accelerator.end_training()
 
 
 if __name__ == "__main__":
