@@ -789,6 +789,12 @@ class MarginSoftmaxLoss(SoftmaxLoss):
         if not math.isfinite(self.rival_threshold):
             raise ValueError(f"rival_threshold must be a finite number, got {rival_threshold!r}.")
 
+    def __setstate__(self, state: dict) -> None:
+        # pickled before the rival term existed: the loss it trained with had none
+        state.setdefault("rival", 0.0)
+        state.setdefault("rival_threshold", 0.0)
+        super().__setstate__(state)
+
     def compute_loss(self, scores: dict, targets: _data.Targets) -> torch.Tensor:
         if not self.training:
             return super().compute_loss(scores, targets)

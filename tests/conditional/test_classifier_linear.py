@@ -7,6 +7,7 @@ scoring against each other, and the temperature against a planted one.
 """
 
 import math
+import pickle
 
 import numpy as np
 import pytest
@@ -212,6 +213,23 @@ def test_the_margin_loss_refuses_a_rival_weight_that_is_not_a_finite_non_negativ
 def test_the_margin_loss_refuses_a_rival_threshold_that_is_not_a_finite_number(threshold):
     with pytest.raises(ValueError, match="rival_threshold must be a finite number, got"):
         MarginSoftmaxLoss(1.0, rival=0.03, rival_threshold=threshold)
+
+
+def test_a_margin_loss_pickled_before_the_rival_term_trains_without_it():
+    """A loss whose pickle has no ``rival`` or ``rival_threshold`` (an estimator saved
+    before they existed, trained on) loads as the margin loss it was."""
+    old = MarginSoftmaxLoss(0.6, rival=0.25, rival_threshold=-2.0)
+    state = old.__getstate__()
+    del state["rival"], state["rival_threshold"]
+    loaded = MarginSoftmaxLoss.__new__(MarginSoftmaxLoss)
+    loaded.__setstate__(state)
+    assert (loaded.rival, loaded.rival_threshold) == (0.0, 0.0)
+    logits = torch.tensor([[0.3, -1.0, 2.0], [1.5, 0.2, -0.4]], dtype=torch.float64)
+    targets = {"labels": torch.tensor([2, 0])}
+    expected = MarginSoftmaxLoss(0.6).train()({"logits": logits}, targets)
+    assert float(loaded.train()({"logits": logits}, targets)) == float(expected)
+    reloaded = pickle.loads(pickle.dumps(old))  # a current pickle keeps its term
+    assert (reloaded.rival, reloaded.rival_threshold) == (0.25, -2.0)
 
 
 def test_the_loss_of_the_kernel_is_the_weighted_margin_cross_entropy():
